@@ -1,0 +1,83 @@
+import Foundation
+
+extension NetworkClient {
+    /// Everything a ``NetworkClient`` is set up with. Immutable once the client is created.
+    ///
+    /// ```swift
+    /// var configuration = NetworkClient.Configuration(baseURL: URL(string: "https://api.example.com/v1/")!)
+    /// configuration.timeout = .seconds(10)
+    /// configuration.envelope = EnvelopeFormat(codeKey: "result", successCodes: [1])
+    /// let client = NetworkClient(configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// The URL endpoint paths are joined to.
+        public var baseURL: URL
+        /// The overall deadline of a request when its endpoint sets none. Default 30 s.
+        public var timeout: Duration
+        /// The envelope format of the backend. Default ``EnvelopeFormat/standard``.
+        public var envelope: EnvelopeFormat
+        /// The statuses that count as success. Default `200..<300`.
+        public var acceptableStatusCodes: Set<Int>
+        /// The media types accepted for JSON answers (``ResponseDecoding/envelope`` and
+        /// ``ResponseDecoding/json``), lower-case; `*/*` accepts any. Default: the seeds' set,
+        /// `application/json`, `text/json`, `text/javascript`, `text/html`, `text/plain`.
+        public var acceptableContentTypes: Set<String>
+        /// Decodes JSON answers. The client uses a copy, so changing this object later has no effect.
+        public var decoder: JSONDecoder
+        /// Encodes JSON bodies. The client uses a copy, so changing this object later has no effect.
+        public var encoder: JSONEncoder
+        /// Sends requests. `nil` (the default) means a ``URLSessionTransport`` owned by the client.
+        public var transport: (any Transport)?
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - baseURL: The URL endpoint paths are joined to.
+        ///   - timeout: The default overall deadline of a request.
+        ///   - envelope: The backend's envelope format.
+        ///   - transport: The transport, or `nil` for a ``URLSessionTransport``.
+        public init(
+            baseURL: URL, timeout: Duration = .seconds(30), envelope: EnvelopeFormat = .standard,
+            transport: (any Transport)? = nil
+        ) {
+            self.baseURL = baseURL
+            self.timeout = timeout
+            self.envelope = envelope
+            self.acceptableStatusCodes = Set(200..<300)
+            self.acceptableContentTypes = [
+                "application/json", "text/json", "text/javascript", "text/html", "text/plain",
+            ]
+            self.decoder = JSONDecoder()
+            self.encoder = JSONEncoder()
+            self.transport = transport
+        }
+    }
+}
+
+extension JSONDecoder {
+    /// A new decoder with the same settings, plus `userInfo` entries.
+    func copy(addingUserInfo extra: [CodingUserInfoKey: any Sendable]) -> JSONDecoder {
+        let copy = JSONDecoder()
+        copy.dateDecodingStrategy = dateDecodingStrategy
+        copy.dataDecodingStrategy = dataDecodingStrategy
+        copy.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
+        copy.keyDecodingStrategy = keyDecodingStrategy
+        copy.allowsJSON5 = allowsJSON5
+        copy.assumesTopLevelDictionary = assumesTopLevelDictionary
+        copy.userInfo = userInfo.merging(extra) { _, new in new }
+        return copy
+    }
+}
+
+extension JSONEncoder {
+    /// A new encoder with the same settings.
+    func copy() -> JSONEncoder {
+        let copy = JSONEncoder()
+        copy.outputFormatting = outputFormatting
+        copy.dateEncodingStrategy = dateEncodingStrategy
+        copy.dataEncodingStrategy = dataEncodingStrategy
+        copy.nonConformingFloatEncodingStrategy = nonConformingFloatEncodingStrategy
+        copy.keyEncodingStrategy = keyEncodingStrategy
+        copy.userInfo = userInfo
+        return copy
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+/// The entry point: sends typed ``Endpoint`` values to one backend and returns their payloads.
+///
+/// ```swift
+/// let client = NetworkClient(configuration: .init(baseURL: URL(string: "https://api.example.com/v1/")!))
+/// let orders = try await client.send(.orders(page: 1))
+/// ```
+///
+/// The actor only keeps books: the requests in flight (for ``cancelAll()`` and the activity
+/// count). Building, sending and decoding run off the actor, so many concurrent ``send(_:)``
+/// calls do not queue behind one executor.
+public actor NetworkClient {
+    /// The settings the client was created with.
+    public nonisolated let configuration: Configuration
+    private nonisolated let transport: any Transport
+    private nonisolated let encoder: JSONEncoder
+    private nonisolated let decodingContext: DecodingContext
+    private nonisolated let validation: ResponseValidation
+
+    private var inFlight: [UInt64: @Sendable () -> Void] = [:]
+    private var activityObservers: [UInt64: AsyncStream<Int>.Continuation] = [:]
+    private var nextID: UInt64 = 0
+
+    /// Creates a client.
+    /// - Parameter configuration: Base URL, timeouts, envelope format, validation and transport.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        self.transport = configuration.transport ?? URLSessionTransport()
+        self.encoder = configuration.encoder.copy()
+        self.decodingContext = DecodingContext(
+            decoder: configuration.decoder.copy(addingUserInfo: [.envelopeFormat: configuration.envelope]),
+            envelope: configuration.envelope)
+        self.validation = ResponseValidation(
+            acceptableStatusCodes: configuration.acceptableStatusCodes,
+            acceptableContentTypes: Set(configuration.acceptableContentTypes.map { $0.lowercased() }),
+            envelope: configuration.envelope)
+    }
+
+    /// Sends an endpoint and returns its decoded payload.
+    ///
+    /// A request whose task is already cancelled is never sent. Cancelling the calling task, or
+    /// ``cancelAll()``, stops the transfer.
+    /// - Parameter endpoint: What to send and how to decode the answer.
+    /// - Returns: The payload.
+    /// - Throws: ``NetworkError``, always: ``NetworkError/Code/cancelled``,
+    ///   ``NetworkError/Code/timedOut``, ``NetworkError/Code/httpStatus``,
+    ///   ``NetworkError/Code/business``, ``NetworkError/Code/decodingFailed``, …
+    public nonisolated func send<Response>(_ endpoint: Endpoint<Response>) async throws -> Response {
+        let request = try endpoint.makeRequest(
+            baseURL: configuration.baseURL, encoder: encoder, defaultTimeout: configuration.timeout)
+        guard !Task.isCancelled else {
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
+        }
+        let decoding = endpoint.decoding
+        let (id, task) = await begin { [self] in try await exchange(request, decoding) }
+        let result = await withTaskCancellationHandler {
+            await task.result
+        } onCancel: {
+            task.cancel()
+        }
+        await end(id)
+        do {
+            return try result.get()
+        } catch {
+            throw NetworkError.wrapping(error).describing(request)
+        }
+    }
+
+    /// Cancels every request in flight. Each one throws ``NetworkError/Code/cancelled``.
+    public func cancelAll() {
+        for cancel in inFlight.values { cancel() }
+    }
+
+    /// The number of requests in flight: the seeds' network activity indicator.
+    public var activeRequestCount: Int { inFlight.count }
+
+    /// A stream of the number of requests in flight: the current number first, then every
+    /// change. Each call returns a new stream; it ends when the consumer stops iterating.
+    /// - Returns: The stream.
+    public func activityUpdates() -> AsyncStream<Int> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(64))
+        nextID += 1
+        let id = nextID
+        activityObservers[id] = continuation
+        continuation.yield(inFlight.count)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        return stream
+    }
+
+    // MARK: - Pipeline (off the actor)
+
+    /// Sends a built request and decodes its answer.
+    private nonisolated func exchange<Response>(_ request: HTTPRequest, _ decoding: ResponseDecoding<Response>)
+        async throws -> Response
+    {
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch {
+            throw NetworkError.wrapping(error)
+        }
+        try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
+        return try decoding.decode(response, decodingContext)
+    }
+
+    // MARK: - Bookkeeping (on the actor)
+
+    /// Starts the work of one request in its own task and registers it as in flight.
+    private func begin<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value)
+        -> (UInt64, Task<Value, any Error>)
+    {
+        nextID += 1
+        let id = nextID
+        let task = Task.detached(priority: Task.currentPriority, operation: work)
+        inFlight[id] = { task.cancel() }
+        publishActivity()
+        return (id, task)
+    }
+
+    /// Removes a finished request from the books.
+    private func end(_ id: UInt64) {
+        inFlight[id] = nil
+        publishActivity()
+    }
+
+    private func publishActivity() {
+        for observer in activityObservers.values { observer.yield(inFlight.count) }
+    }
+
+    private func removeObserver(_ id: UInt64) {
+        activityObservers[id] = nil
+    }
+}

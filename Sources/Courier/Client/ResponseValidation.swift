@@ -1,0 +1,72 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Checks an answer's status and media type before it is decoded.
+struct ResponseValidation: Sendable {
+    let acceptableStatusCodes: Set<Int>
+    let acceptableContentTypes: Set<String>
+    let envelope: EnvelopeFormat
+
+    /// Throws ``NetworkError/Code/httpStatus`` for a status outside the acceptable set and
+    /// ``NetworkError/Code/unacceptableContentType`` for a JSON answer of another media type.
+    /// `HEAD`, `204` and empty bodies need no media type.
+    func validate(_ response: HTTPResponse, method: HTTPMethod, checksContentType: Bool) throws(NetworkError) {
+        guard acceptableStatusCodes.contains(response.status) else { throw statusError(response) }
+        guard checksContentType, method != .head, response.status != 204, !response.body.isEmpty else { return }
+        guard let mediaType = response.mediaType, !mediaType.isEmpty else {
+            var error = NetworkError(.unacceptableContentType, "The answer has no Content-Type.")
+            error.status = response.status
+            error.headers = response.headers
+            error.body = response.body
+            throw error
+        }
+        let family = mediaType.split(separator: "/").first.map { "\($0)/*" } ?? ""
+        guard
+            acceptableContentTypes.contains(mediaType) || acceptableContentTypes.contains(family)
+                || acceptableContentTypes.contains("*/*")
+        else {
+            var error = NetworkError(
+                .unacceptableContentType,
+                "The answer's Content-Type \(mediaType) is not one of \(acceptableContentTypes.sorted()).")
+            error.status = response.status
+            error.headers = response.headers
+            error.body = response.body
+            throw error
+        }
+    }
+
+    /// An ``NetworkError/Code/httpStatus`` error that keeps status, headers and body, with the
+    /// fields of an error body filled in when it parses: the seeds' `errorCode`,
+    /// `errorDescription` and `content`, or an envelope's code and message.
+    func statusError(_ response: HTTPResponse) -> NetworkError {
+        let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
+        var error = NetworkError(.httpStatus, "The server answered \(response.status) (\(reason)).")
+        error.status = response.status
+        error.headers = response.headers
+        error.body = response.body
+        guard response.body.count <= 1 << 20,
+            let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+        else { return error }
+        if object["errorCode"] != nil || object["errorDescription"] != nil || object["content"] != nil {
+            error.businessCode = Self.integer(object["errorCode"])
+            error.businessMessage = object["errorDescription"] as? String
+            error.userMessage = object["content"] as? String
+        } else if let code = Self.integer(object[envelope.codeKey]) {
+            error.businessCode = code
+            error.businessMessage = object[envelope.messageKey] as? String
+        }
+        return error
+    }
+
+    /// An integer from a JSON number or a numeric string.
+    private static func integer(_ value: Any?) -> Int? {
+        switch value {
+        case let number as NSNumber: number.intValue
+        case let text as String: Int(text)
+        default: nil
+        }
+    }
+}

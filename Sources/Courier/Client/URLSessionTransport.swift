@@ -1,0 +1,89 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A ``Transport`` on `URLSession`: one session per transport with a session-level delegate.
+///
+/// It works around the faults of Linux `URLSession` (FoundationNetworking):
+/// - the deadline is enforced here as an overall deadline (`URLSession`'s own timeout is only an
+///   idle timeout, so a server that trickles bytes would never time out);
+/// - an already-cancelled task never reaches `URLSession`, and a cancelled or timed-out request
+///   is answered at once, without waiting for `URLSession` to wind the transfer down;
+/// - a 401 with `WWW-Authenticate: Basic` is answered by the session delegate instead of hanging;
+/// - on a redirect to another origin, credentials (`Authorization`, `Cookie`, token and other
+///   secret-named headers) are dropped; a 307/308 keeps its body on the same origin and is
+///   not followed to another origin;
+/// - every request states its `Content-Type`, so a POST is never silently sent as a form;
+/// - no URL cache and no credential storage.
+public final class URLSessionTransport: Transport {
+    private let session: URLSession
+
+    /// Creates a transport with its own `URLSession`.
+    /// - Parameter configuration: The session configuration; ``defaultSessionConfiguration()``
+    ///   by default. Courier sets its delegate; caching is left as configured.
+    public init(configuration: URLSessionConfiguration = URLSessionTransport.defaultSessionConfiguration()) {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "Courier.URLSessionTransport"
+        session = URLSession(configuration: configuration, delegate: SessionDelegate(), delegateQueue: queue)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    /// An ephemeral configuration without URL cache or credential storage, ignoring local
+    /// caches, with up to 16 connections per host.
+    /// - Returns: A new configuration.
+    public static func defaultSessionConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.urlCredentialStorage = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpMaximumConnectionsPerHost = 16
+        return configuration
+    }
+
+    /// Sends a request; see ``Transport/send(_:)``.
+    /// - Parameter request: The request.
+    /// - Returns: The answer, with any status.
+    /// - Throws: ``NetworkError``.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard !Task.isCancelled else {
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
+        }
+        let urlRequest = try Self.makeURLRequest(request)
+        let call = Call(session: session, request: urlRequest, timeout: request.timeout)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                call.start(continuation)
+            }
+        } onCancel: {
+            call.stop(NetworkError(.cancelled, "The request was cancelled."))
+        }
+    }
+
+    /// Turns a request into a `URLRequest`, with the query and body encoded for the wire.
+    static func makeURLRequest(_ request: HTTPRequest) throws(NetworkError) -> URLRequest {
+        var urlRequest = URLRequest(url: try request.wireURL())
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        // URLSession's timeout is an idle timeout; the overall deadline is enforced by `Call`.
+        urlRequest.timeoutInterval = max(request.timeout.seconds, 0.001)
+        for field in request.wireHeaders {
+            urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+        }
+        urlRequest.httpBody = request.body.encoded
+        return urlRequest
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+extension Endpoint {
+    /// Builds the request this endpoint describes against a base URL.
+    /// - Throws: ``NetworkError`` ``NetworkError/Code/invalidRequest`` for a bad method, URL,
+    ///   header or body.
+    func makeRequest(baseURL: URL, encoder: JSONEncoder, defaultTimeout: Duration) throws(NetworkError)
+        -> HTTPRequest
+    {
+        guard method.isValidToken else {
+            throw NetworkError(.invalidRequest, "\"\(method.rawValue)\" is not a valid HTTP method.")
+        }
+        for field in headers where !HTTPHeaders.isValid(field) {
+            throw NetworkError(.invalidRequest, "The header \"\(field.name)\" has an invalid name or value.")
+        }
+        let target = try URLJoiner.join(baseURL: baseURL, path: path)
+        var parameters = target.query
+        parameters.append(contentsOf: query)
+        let timeout = timeout ?? defaultTimeout
+        guard timeout > .zero else {
+            throw NetworkError(.invalidRequest, "The timeout must be positive, not \(timeout).")
+        }
+        return HTTPRequest(
+            method: method, unqueriedURL: target.url, query: parameters, headers: headers,
+            body: try body.httpBody(encoder: encoder), timeout: timeout)
+    }
+}
+
+/// Joins endpoint paths to a base URL.
+enum URLJoiner {
+    /// Joins `path` to `baseURL` with exactly one `/`, or parses `path` alone when it is an
+    /// absolute `http(s)` URL. Queries of the base URL and the path are returned in order; a
+    /// fragment is dropped (it never goes to a server).
+    static func join(baseURL: URL, path: String) throws(NetworkError) -> (url: URL, query: Parameters) {
+        let (pathPart, pathQuery) = split(path)
+        let isAbsolute = hasHTTPScheme(pathPart)
+        var query = Parameters()
+        var text: String
+        if isAbsolute {
+            text = PercentEncoding.encodePath(pathPart)
+        } else {
+            let (basePart, baseQuery) = split(baseURL.absoluteString)
+            guard hasHTTPScheme(basePart) else {
+                throw NetworkError(.invalidRequest, "The base URL \(basePart) is not an http(s) URL.")
+            }
+            query = Parameters.decoding(baseQuery ?? "")
+            text = String(basePart)
+            let relative = pathPart.drop { $0 == "/" }
+            if !relative.isEmpty || pathPart.hasPrefix("/") {
+                while text.hasSuffix("/") { text.removeLast() }
+                text += "/" + PercentEncoding.encodePath(relative)
+            }
+        }
+        query.append(contentsOf: Parameters.decoding(pathQuery ?? ""))
+        guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
+            throw NetworkError(.invalidRequest, "\"\(Redaction.redactText(path))\" does not form a valid URL.")
+        }
+        return (url, query)
+    }
+
+    /// Splits URL text at its first `?` into path and query, dropping any `#fragment`.
+    private static func split(_ text: some StringProtocol) -> (Substring, Substring?) {
+        let unfragmented = text[..<(text.firstIndex(of: "#") ?? text.endIndex)]
+        let withoutFragment = Substring(unfragmented)
+        guard let mark = withoutFragment.firstIndex(of: "?") else { return (withoutFragment, nil) }
+        return (withoutFragment[..<mark], withoutFragment[withoutFragment.index(after: mark)...])
+    }
+
+    private static func hasHTTPScheme(_ text: Substring) -> Bool {
+        let lowered = text.prefix(8).lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+}
+
+extension HTTPHeaders {
+    /// Whether a field can be sent: a token name and a value without CR, LF or NUL.
+    static func isValid(_ field: Field) -> Bool {
+        let nameIsToken =
+            !field.name.isEmpty
+            && field.name.utf8.allSatisfy { byte in
+                byte > 0x20 && byte < 0x7F && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
+            }
+        return nameIsToken && !field.value.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// A typed description of one call to the backend: method, path, parameters, body, headers,
+/// timeout, and how the answer is decoded into `Response`.
+///
+/// Declare endpoints as static factories and send them with ``NetworkClient/send(_:)``:
+///
+/// ```swift
+/// struct Order: Codable, Sendable { let id: Int; let title: String }
+///
+/// extension Endpoint where Response == [Order] {
+///     static func orders(page: Int) -> Self { .get("orders", query: ["page": "\(page)"]) }
+/// }
+///
+/// let orders = try await client.send(.orders(page: 1))
+/// ```
+///
+/// The path is joined to the client's base URL with exactly one `/` between them, whatever
+/// slashes either side has. A path that starts with `http://` or `https://` is used as it is.
+/// The path is URL text: `%XX` escapes in it are kept, spaces, non-ASCII text and other
+/// characters a URL cannot hold are percent-encoded, and a `#fragment` is dropped (it never
+/// goes to a server). A query in the path (`search?q=a`) is merged before ``query``. Values in ``query`` and in forms are plain text, encoded by
+/// ``PercentEncoding``.
+public struct Endpoint<Response: Sendable>: Sendable {
+    /// The method.
+    public var method: HTTPMethod
+    /// The path relative to the base URL, or an absolute `http(s)` URL.
+    public var path: String
+    /// Query parameters, in order, after any query in ``path``.
+    public var query: Parameters
+    /// The body.
+    public var body: RequestBody
+    /// Header fields for this endpoint. They win over the client's headers.
+    public var headers: HTTPHeaders
+    /// The overall deadline for this endpoint, or `nil` for the client's default.
+    public var timeout: Duration?
+    /// How the answer is decoded.
+    public var decoding: ResponseDecoding<Response>
+
+    /// Creates an endpoint with any method.
+    /// - Parameters:
+    ///   - method: The method, for example `.get` or `HTTPMethod("PROPFIND")`.
+    ///   - path: The path relative to the base URL, or an absolute `http(s)` URL.
+    ///   - query: Query parameters.
+    ///   - body: The body.
+    ///   - headers: Header fields that win over the client's.
+    ///   - timeout: The overall deadline, or `nil` for the client's default.
+    ///   - decoding: How the answer is decoded.
+    public init(
+        method: HTTPMethod, path: String, query: Parameters = [:], body: RequestBody = .none,
+        headers: HTTPHeaders = [:], timeout: Duration? = nil, decoding: ResponseDecoding<Response>
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.body = body
+        self.headers = headers
+        self.timeout = timeout
+        self.decoding = decoding
+    }
+
+    /// A copy with another overall deadline.
+    /// - Parameter timeout: The deadline for the whole answer.
+    /// - Returns: The changed endpoint.
+    public func timeout(_ timeout: Duration) -> Self {
+        var copy = self
+        copy.timeout = timeout
+        return copy
+    }
+}
+
+extension Endpoint where Response: Decodable {
+    /// A `GET` endpoint. The answer is an envelope unless `decoding` says otherwise.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - headers: Header fields.
+    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    /// - Returns: The endpoint.
+    public static func get(
+        _ path: String, query: Parameters = [:], headers: HTTPHeaders = [:],
+        decoding: ResponseDecoding<Response> = .envelope
+    ) -> Self {
+        Self(method: .get, path: path, query: query, headers: headers, decoding: decoding)
+    }
+
+    /// A `POST` endpoint. The answer is an envelope unless `decoding` says otherwise.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - body: The body.
+    ///   - headers: Header fields.
+    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    /// - Returns: The endpoint.
+    public static func post(
+        _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:],
+        decoding: ResponseDecoding<Response> = .envelope
+    ) -> Self {
+        Self(method: .post, path: path, query: query, body: body, headers: headers, decoding: decoding)
+    }
+
+    /// A `PUT` endpoint. The answer is an envelope unless `decoding` says otherwise.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - body: The body.
+    ///   - headers: Header fields.
+    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    /// - Returns: The endpoint.
+    public static func put(
+        _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:],
+        decoding: ResponseDecoding<Response> = .envelope
+    ) -> Self {
+        Self(method: .put, path: path, query: query, body: body, headers: headers, decoding: decoding)
+    }
+
+    /// A `PATCH` endpoint. The answer is an envelope unless `decoding` says otherwise.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - body: The body.
+    ///   - headers: Header fields.
+    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    /// - Returns: The endpoint.
+    public static func patch(
+        _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:],
+        decoding: ResponseDecoding<Response> = .envelope
+    ) -> Self {
+        Self(method: .patch, path: path, query: query, body: body, headers: headers, decoding: decoding)
+    }
+
+    /// A `DELETE` endpoint. The answer is an envelope unless `decoding` says otherwise.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - headers: Header fields.
+    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    /// - Returns: The endpoint.
+    public static func delete(
+        _ path: String, query: Parameters = [:], headers: HTTPHeaders = [:],
+        decoding: ResponseDecoding<Response> = .envelope
+    ) -> Self {
+        Self(method: .delete, path: path, query: query, headers: headers, decoding: decoding)
+    }
+}
+
+extension Endpoint where Response == HTTPResponse {
+    /// A `HEAD` endpoint: the answer has no body, so it returns the status and headers.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - headers: Header fields.
+    /// - Returns: The endpoint.
+    public static func head(_ path: String, query: Parameters = [:], headers: HTTPHeaders = [:]) -> Self {
+        Self(method: .head, path: path, query: query, headers: headers, decoding: .response)
+    }
+}

@@ -1,0 +1,98 @@
+/// An ordered list of name/value parameters, for a URL query or a form body.
+///
+/// Order is kept and names may repeat (`tag=a&tag=b`). A literal reads like a dictionary but
+/// keeps what you wrote, in the order you wrote it:
+///
+/// ```swift
+/// let query: Parameters = ["page": "1", "tag": "new", "tag": "sale"]
+/// ```
+///
+/// Values stay structured until the request goes on the wire, so interceptors (common
+/// parameters, signing) see and sign exactly what is sent. Encoding uses one RFC 3986
+/// encoder for query and form alike (see ``PercentEncoding``).
+public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequence {
+    /// One parameter.
+    public struct Item: Sendable, Hashable {
+        /// The parameter name, unencoded.
+        public var name: String
+        /// The parameter value, unencoded.
+        public var value: String
+
+        /// Creates a parameter.
+        /// - Parameters:
+        ///   - name: The unencoded name.
+        ///   - value: The unencoded value.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The parameters in order.
+    public var items: [Item]
+
+    /// Creates a list from items, kept in the order given.
+    /// - Parameter items: The parameters.
+    public init(_ items: [Item] = []) { self.items = items }
+
+    /// Creates a list from a literal, kept in the order written, repeated names included.
+    /// - Parameter elements: Name and value pairs.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        items = elements.map { Item(name: $0.0, value: $0.1) }
+    }
+
+    /// The value of the first parameter with this name, or `nil`.
+    public subscript(name: String) -> String? {
+        items.first { $0.name == name }?.value
+    }
+
+    /// Appends a parameter, keeping earlier ones of the same name.
+    /// - Parameters:
+    ///   - name: The unencoded name.
+    ///   - value: The unencoded value.
+    public mutating func append(_ name: String, _ value: String) {
+        items.append(Item(name: name, value: value))
+    }
+
+    /// Appends every parameter of `other`, in order.
+    /// - Parameter other: The parameters to add.
+    public mutating func append(contentsOf other: Parameters) {
+        items.append(contentsOf: other.items)
+    }
+
+    /// Whether there is no parameter.
+    public var isEmpty: Bool { items.isEmpty }
+
+    /// The number of parameters.
+    public var count: Int { items.count }
+
+    /// Iterates over the parameters in order.
+    public func makeIterator() -> IndexingIterator<[Item]> { items.makeIterator() }
+
+    /// The parameters encoded as `name=value&name=value`, each name and value percent-encoded
+    /// with ``PercentEncoding/encode(_:)``. This is the URL query and the form body.
+    public var encoded: String {
+        var result = ""
+        for (index, item) in items.enumerated() {
+            if index > 0 { result += "&" }
+            result += PercentEncoding.encode(item.name)
+            result += "="
+            result += PercentEncoding.encode(item.value)
+        }
+        return result
+    }
+
+    /// Parses `a=1&b=2` (an encoded query or form body) into parameters, percent-decoding each
+    /// name and value. `+` is kept as a literal plus (RFC 3986), not read as a space.
+    /// A malformed escape (a lone `%`) is kept as written.
+    /// - Parameter encoded: The encoded text, without a leading `?`.
+    /// - Returns: The parameters in order.
+    public static func decoding(_ encoded: Substring) -> Parameters {
+        var result = Parameters()
+        for pair in encoded.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            result.append(PercentEncoding.decode(parts[0]), parts.count > 1 ? PercentEncoding.decode(parts[1]) : "")
+        }
+        return result
+    }
+}

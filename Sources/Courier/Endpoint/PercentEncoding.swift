@@ -1,0 +1,98 @@
+/// The one percent-encoder Courier uses for query strings, form bodies and path text.
+///
+/// Every byte of the UTF-8 form is escaped as `%XX` except RFC 3986's unreserved characters
+/// (`A–Z a–z 0–9 - . _ ~`), so reserved characters (`&`, `=`, `+`, `#`, `?`, `/`, `%`, …),
+/// spaces, non-ASCII text and emoji all round-trip exactly. A space becomes `%20`, never `+`.
+///
+/// ```swift
+/// PercentEncoding.encode("a+b c&d")  // "a%2Bb%20c%26d"
+/// ```
+public enum PercentEncoding {
+    /// Percent-encodes everything but RFC 3986 unreserved characters.
+    /// - Parameter text: Unencoded text.
+    /// - Returns: The encoded text.
+    public static func encode(_ text: some StringProtocol) -> String {
+        let utf8 = Array(text.utf8)
+        if utf8.allSatisfy(isUnreserved) { return String(text) }
+        return escaping(utf8) { isUnreserved(utf8[$0]) }
+    }
+
+    /// Percent-encodes text that is already URL syntax (an endpoint path): keeps `/`, the
+    /// characters RFC 3986 allows in a path (`! $ & ' ( ) * + , ; = : @`) and `%XX` escapes that
+    /// are already there; encodes spaces, `#`, `?`, a lone `%`, non-ASCII text and the rest.
+    static func encodePath(_ text: some StringProtocol) -> String {
+        let utf8 = Array(text.utf8)
+        return escaping(utf8) { index in
+            let byte = utf8[index]
+            if isUnreserved(byte) || "/!$&'()*+,;=:@".utf8.contains(byte) { return true }
+            return byte == UInt8(ascii: "%") && index + 2 < utf8.count && hexValue(utf8[index + 1]) != nil
+                && hexValue(utf8[index + 2]) != nil
+        }
+    }
+
+    /// Escapes every byte at an index for which `keep` is false.
+    private static func escaping(_ utf8: [UInt8], keep: (Int) -> Bool) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(utf8.count * 3)
+        for index in utf8.indices {
+            if keep(index) {
+                output.append(utf8[index])
+            } else {
+                let byte = utf8[index]
+                output.append(contentsOf: [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]])
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes `%XX` escapes. Other characters are kept as they are, `+` included; a malformed
+    /// escape (`%G1`, a lone `%`) is kept as written, and bytes that are not UTF-8 become U+FFFD.
+    /// - Parameter text: Encoded text.
+    /// - Returns: The decoded text.
+    public static func decode(_ text: some StringProtocol) -> String {
+        let utf8 = Array(text.utf8)
+        guard utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%") {
+                if index + 2 < utf8.count, let high = hexValue(utf8[index + 1]),
+                    let low = hexValue(utf8[index + 2])
+                {
+                    bytes.append(high << 4 | low)
+                    index += 3
+                } else {
+                    bytes.append(byte)
+                    index += 1
+                }
+            } else {
+                bytes.append(byte)
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+/// How an ``Endpoint`` turns an answer into its `Response`.
+///
+/// - ``envelope``: the body is a ``BaseModel`` envelope; a failing code throws
+///   ``NetworkError/Code/business``; the payload is returned. The default.
+/// - ``json``: the body is the `Response` itself, as plain JSON.
+/// - ``empty``: the body is ignored (`204`, `HEAD`, fire-and-forget calls).
+/// - ``data``: the body bytes, unchanged (images, files).
+/// - ``response``: the whole ``HTTPResponse`` (status, headers, body).
+///
+/// Only ``envelope`` and ``json`` check the answer's `Content-Type` against the client's
+/// acceptable content types.
+public struct ResponseDecoding<Response: Sendable>: Sendable {
+    /// Whether the answer's media type is checked (JSON bodies only).
+    let checksContentType: Bool
+    let decode: @Sendable (HTTPResponse, DecodingContext) throws(NetworkError) -> Response
+}
+
+/// What decoding needs from the client.
+struct DecodingContext: Sendable {
+    /// Decodes JSON; its `userInfo` holds the envelope format.
+    let decoder: JSONDecoder
+    let envelope: EnvelopeFormat
+}
+
+extension ResponseDecoding where Response: Decodable {
+    /// The body is an envelope; its payload is returned, and a failing code throws
+    /// ``NetworkError/Code/business`` with the code and message.
+    public static var envelope: Self {
+        Self(checksContentType: true) { (response, context) throws(NetworkError) in
+            if response.body.isEmpty, let empty = emptyValue(Response.self) { return empty }
+            let envelope = try decodeJSON(BaseModel<Response>.self, from: response.body, context.decoder)
+            guard envelope.isSuccess else {
+                var error = NetworkError(.business, envelope.message ?? context.envelope.defaultMessage)
+                error.businessCode = envelope.code
+                error.businessMessage = envelope.message ?? context.envelope.defaultMessage
+                error.status = response.status
+                error.body = response.body
+                throw error
+            }
+            if let data = envelope.data { return data }
+            if let empty = emptyValue(Response.self) { return empty }
+            var error = NetworkError(
+                .decodingFailed,
+                "The envelope has no \"\(context.envelope.dataKey)\" for \(String(describing: Response.self)).")
+            error.codingPath = context.envelope.dataKey
+            error.body = response.body
+            throw error
+        }
+    }
+
+    /// The body is the `Response` as plain JSON, without an envelope.
+    public static var json: Self {
+        Self(checksContentType: true) { (response, context) throws(NetworkError) in
+            if response.body.isEmpty, let empty = emptyValue(Response.self) { return empty }
+            return try decodeJSON(Response.self, from: response.body, context.decoder)
+        }
+    }
+}
+
+extension ResponseDecoding where Response == EmptyResponse {
+    /// The body is ignored.
+    public static var empty: Self {
+        Self(checksContentType: false) { _, _ in EmptyResponse() }
+    }
+}
+
+extension ResponseDecoding where Response == Data {
+    /// The body bytes, unchanged.
+    public static var data: Self {
+        Self(checksContentType: false) { response, _ in response.body }
+    }
+}
+
+extension ResponseDecoding where Response == HTTPResponse {
+    /// The whole answer: status, headers and body.
+    public static var response: Self {
+        Self(checksContentType: false) { response, _ in response }
+    }
+}
+
+/// The value of a type that stands for "no payload": ``EmptyResponse`` or any `Optional`.
+private func emptyValue<T>(_ type: T.Type) -> T? {
+    if let empty = EmptyResponse() as? T { return empty }
+    if let optional = T.self as? any ExpressibleByNilLiteral.Type {
+        return optional.init(nilLiteral: ()) as? T
+    }
+    return nil
+}
+
+/// Decodes JSON, turning a `DecodingError` into ``NetworkError/Code/decodingFailed`` that names
+/// the type, the coding path and a snippet of the body.
+private func decodeJSON<T: Decodable>(_ type: T.Type, from body: Data, _ decoder: JSONDecoder)
+    throws(NetworkError) -> T
+{
+    do {
+        return try decoder.decode(type, from: body)
+    } catch {
+        let typeName = String(describing: T.self)
+        var failure = NetworkError(.decodingFailed, "The body could not be decoded as \(typeName).", underlying: error)
+        failure.body = body
+        if let decodingError = error as? DecodingError {
+            let (path, detail) = describe(decodingError)
+            failure.codingPath = path
+            failure.message = "The body could not be decoded as \(typeName) at \(path.isEmpty ? "the top level" : path): \(detail)"
+        }
+        throw failure
+    }
+}
+
+/// The coding path (`data.items[2].title`) and a short reason for a `DecodingError`.
+private func describe(_ error: DecodingError) -> (path: String, detail: String) {
+    func render(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : "." + key.stringValue
+            }
+        }
+        return text
+    }
+    switch error {
+    case .keyNotFound(let key, let context):
+        return (render(context.codingPath + [key]), "the key \"\(key.stringValue)\" is missing.")
+    case .valueNotFound(let type, let context):
+        return (render(context.codingPath), "expected \(type) but found null.")
+    case .typeMismatch(let type, let context):
+        return (render(context.codingPath), "expected \(type). \(context.debugDescription)")
+    case .dataCorrupted(let context):
+        return (render(context.codingPath), context.debugDescription)
+    @unknown default:
+        return ("", String(describing: error))
+    }
+}

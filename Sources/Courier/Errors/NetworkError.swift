@@ -1,0 +1,136 @@
+import Foundation
+
+/// The one error type Courier throws.
+///
+/// A `NetworkError` has a ``code`` that says what kind of failure it is, and context that says
+/// where: the request (method and URL, secrets redacted), the HTTP status, headers and body,
+/// the business code and message of an envelope, the coding path of a decoding failure, and
+/// the underlying error. ``description`` is safe to log: it never contains headers, and token,
+/// password and signature values in URLs and body snippets are replaced by `<redacted>`.
+///
+/// ```swift
+/// do {
+///     let orders = try await client.send(.orders(page: 1))
+/// } catch let error as NetworkError where error.code == .business {
+///     print(error.businessCode ?? 0, error.message)
+/// }
+/// ```
+public struct NetworkError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure an error is. An open set: compare with the static constants.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, for example `"timedOut"`.
+        public let rawValue: String
+
+        /// Creates a code from its name.
+        /// - Parameter rawValue: The name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The code's name.
+        public var description: String { rawValue }
+
+        /// The device is offline, so the request was not sent.
+        public static let offline = Code(rawValue: "offline")
+        /// The request's deadline passed (no answer, or an answer that never finished).
+        public static let timedOut = Code(rawValue: "timedOut")
+        /// The request was cancelled (task cancellation or ``NetworkClient/cancelAll()``).
+        public static let cancelled = Code(rawValue: "cancelled")
+        /// The transport failed: connection refused or dropped, DNS, TLS, …
+        public static let transport = Code(rawValue: "transport")
+        /// The server answered with a status code the endpoint does not accept.
+        public static let httpStatus = Code(rawValue: "httpStatus")
+        /// The answer's `Content-Type` is not one the client accepts.
+        public static let unacceptableContentType = Code(rawValue: "unacceptableContentType")
+        /// The body could not be decoded into the expected type.
+        public static let decodingFailed = Code(rawValue: "decodingFailed")
+        /// The envelope carried a code that is not a success code.
+        public static let business = Code(rawValue: "business")
+        /// The session expired and logging in again did not help.
+        public static let sessionExpired = Code(rawValue: "sessionExpired")
+        /// The token could not be fetched or refreshed.
+        public static let tokenRefreshFailed = Code(rawValue: "tokenRefreshFailed")
+        /// The request could not be built: bad URL, method, header or body.
+        public static let invalidRequest = Code(rawValue: "invalidRequest")
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A short human-readable explanation, free of secrets.
+    public var message: String
+    /// The request as `METHOD URL`, with secret query values redacted.
+    public var request: String?
+    /// The HTTP status of the answer, when one arrived.
+    public var status: Int?
+    /// The answer's headers, when one arrived. Not part of ``description``.
+    public var headers: HTTPHeaders?
+    /// The answer's body, when one arrived. ``description`` shows a short redacted snippet.
+    public var body: Data?
+    /// The business code of an envelope, or the `errorCode` of an error body.
+    public var businessCode: Int?
+    /// The business message of an envelope, or the `errorDescription` of an error body.
+    public var businessMessage: String?
+    /// Text an error body meant for the user (the `content` field some backends send).
+    public var userMessage: String?
+    /// For a decoding failure, where it failed, for example `data.items[2].title`.
+    public var codingPath: String?
+    /// The error that caused this one, when there is one.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - code: What kind of failure it is.
+    ///   - message: A short explanation, free of secrets.
+    ///   - underlying: The error that caused it, if any.
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    /// A one-line summary, safe to log: code, message, request, status, business code and
+    /// message, coding path and a redacted body snippet of at most ``snippetLimit`` bytes.
+    public var description: String {
+        var parts = ["NetworkError.\(code): \(message)"]
+        if let request { parts.append("request: \(request)") }
+        if let status { parts.append("status: \(status)") }
+        if let businessCode { parts.append("business code: \(businessCode)") }
+        if let businessMessage { parts.append("business message: \(Redaction.redactText(businessMessage))") }
+        if let codingPath { parts.append("coding path: \(codingPath)") }
+        if let body, !body.isEmpty { parts.append("body: \(Self.snippet(of: body))") }
+        if let underlying, !(underlying is NetworkError) {
+            parts.append("underlying: \(Redaction.redactText(String(describing: underlying)))")
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    /// The most bytes of a body that ``description`` shows.
+    public static let snippetLimit = 512
+
+    /// A bounded, redacted excerpt of a body, for messages and logs.
+    /// - Parameter body: The body bytes.
+    /// - Returns: At most ``snippetLimit`` bytes as text, with secret values redacted.
+    public static func snippet(of body: Data) -> String {
+        let prefix = body.prefix(snippetLimit)
+        var text = String(decoding: prefix, as: UTF8.self)
+        text = Redaction.redactText(text)
+        return body.count > snippetLimit ? text + "… (\(body.count) bytes)" : text
+    }
+}
+
+extension NetworkError {
+    /// A copy that also names the request, when it does not already.
+    func describing(_ request: HTTPRequest) -> NetworkError {
+        var copy = self
+        if copy.request == nil { copy.request = request.redactedDescription }
+        return copy
+    }
+
+    /// Wraps any error as a `NetworkError`: a `NetworkError` is kept, a `CancellationError`
+    /// becomes ``Code/cancelled``, anything else ``Code/transport``.
+    static func wrapping(_ error: any Error) -> NetworkError {
+        switch error {
+        case let error as NetworkError: error
+        case is CancellationError: NetworkError(.cancelled, "The request was cancelled.")
+        default: NetworkError(.transport, "The transport failed.", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/// Hides secret values before text reaches an error description or a log.
+///
+/// A name is secret when, lower-cased, it contains one of ``secretNameFragments`` (so `token`,
+/// `access_token`, `X-Auth`, `password`, `sign`, `apiKey` all are). Redaction errs on the side
+/// of hiding: a harmless value under a secret-looking name is hidden too.
+public enum Redaction {
+    /// The text that replaces a secret value.
+    public static let placeholder = "<redacted>"
+
+    /// Name fragments that mark a parameter, header or JSON key as secret.
+    public static let secretNameFragments = [
+        "token", "auth", "password", "passwd", "pwd", "secret", "sign", "session", "cookie", "key",
+        "credential", "ticket",
+    ]
+
+    /// Whether a parameter, header or JSON key name marks a secret.
+    /// - Parameter name: The name, in any case.
+    /// - Returns: `true` when the value under this name must not be shown.
+    public static func isSecret(_ name: some StringProtocol) -> Bool {
+        let lowered = name.lowercased()
+        return secretNameFragments.contains { lowered.contains($0) }
+    }
+
+    /// Replaces secret values in free text: `"name": value` pairs of JSON and `name=value`
+    /// pairs of queries and forms, wherever they occur.
+    /// - Parameter text: Text such as a URL or a body snippet.
+    /// - Returns: The text with each secret value replaced by ``placeholder``.
+    public static func redactText(_ text: String) -> String {
+        let scalars = Array(text.unicodeScalars)
+        var output = String.UnicodeScalarView()
+        var index = 0
+        while index < scalars.count {
+            if let (name, valueStart) = keyBeforeValue(in: scalars, at: index), isSecret(name) {
+                output.append(contentsOf: scalars[index..<valueStart])
+                output.append(contentsOf: placeholder.unicodeScalars)
+                index = endOfValue(in: scalars, from: valueStart)
+            } else {
+                output.append(scalars[index])
+                index += 1
+            }
+        }
+        return String(output)
+    }
+
+    /// When a key starts at `index` (`"key":` or `key=`), returns the key and where its value starts.
+    private static func keyBeforeValue(in s: [Unicode.Scalar], at index: Int) -> (String, Int)? {
+        if s[index] == "\"" {
+            guard index == 0 || !isNameScalar(s[index - 1]) else { return nil }
+            var end = index + 1
+            while end < s.count, s[end] != "\"", s[end] != "\n" { end += 1 }
+            guard end < s.count, s[end] == "\"" else { return nil }
+            var colon = end + 1
+            while colon < s.count, s[colon] == " " { colon += 1 }
+            guard colon < s.count, s[colon] == ":" else { return nil }
+            var value = colon + 1
+            while value < s.count, s[value] == " " { value += 1 }
+            return (String(String.UnicodeScalarView(s[(index + 1)..<end])), value)
+        }
+        guard isNameScalar(s[index]), index == 0 || !isNameScalar(s[index - 1]) else { return nil }
+        var end = index
+        while end < s.count, isNameScalar(s[end]) { end += 1 }
+        guard end < s.count, s[end] == "=" else { return nil }
+        return (String(String.UnicodeScalarView(s[index..<end])), end + 1)
+    }
+
+    /// The end of a value: a quoted JSON string, or text up to a separator.
+    private static func endOfValue(in s: [Unicode.Scalar], from start: Int) -> Int {
+        guard start < s.count else { return start }
+        if s[start] == "\"" {
+            var index = start + 1
+            while index < s.count, s[index] != "\"" {
+                index += s[index] == "\\" ? 2 : 1
+            }
+            return min(index + 1, s.count)
+        }
+        var index = start
+        while index < s.count, !"&,}] \n\r\t;\"".unicodeScalars.contains(s[index]) { index += 1 }
+        return index
+    }
+
+    private static func isNameScalar(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "_-.".unicodeScalars.contains(scalar)
+    }
+}

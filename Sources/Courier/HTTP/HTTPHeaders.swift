@@ -1,0 +1,93 @@
+/// An ordered list of HTTP header fields with case-insensitive lookup.
+///
+/// Setting a field replaces every field of the same name; ``add(name:value:)`` keeps
+/// earlier ones (for headers that may repeat).
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers["phone_type"] = "app_iOS"
+/// headers["accept"]  // "application/json"
+/// ```
+public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequence {
+    /// One header field.
+    public struct Field: Sendable, Hashable {
+        /// The field name as given (lookups ignore case).
+        public var name: String
+        /// The field value.
+        public var value: String
+
+        /// Creates a field.
+        /// - Parameters:
+        ///   - name: The field name.
+        ///   - value: The field value.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The fields in order.
+    public private(set) var fields: [Field]
+
+    /// Creates an empty list of fields.
+    public init() { fields = [] }
+
+    /// Creates a list from fields, kept in the order given.
+    /// - Parameter fields: The fields.
+    public init(_ fields: [Field]) { self.fields = fields }
+
+    /// Creates a list from a literal, kept in the order written.
+    /// - Parameter elements: Name and value pairs.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    /// The value of the first field with this name (ignoring case), or `nil`. Setting a value
+    /// replaces all fields of that name; setting `nil` removes them.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveEquals(name) }?.value }
+        set {
+            let matches = fields.indices.filter { fields[$0].name.caseInsensitiveEquals(name) }
+            guard let newValue else {
+                for index in matches.reversed() { fields.remove(at: index) }
+                return
+            }
+            guard let first = matches.first else {
+                fields.append(Field(name: name, value: newValue))
+                return
+            }
+            fields[first].value = newValue
+            for index in matches.dropFirst().reversed() { fields.remove(at: index) }
+        }
+    }
+
+    /// Appends a field, keeping any earlier field of the same name.
+    /// - Parameters:
+    ///   - name: The field name.
+    ///   - value: The field value.
+    public mutating func add(name: String, value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Sets every field of `other` here, replacing fields of the same names.
+    /// - Parameter other: The fields that win.
+    public mutating func merge(_ other: HTTPHeaders) {
+        for field in other.fields { self[field.name] = field.value }
+    }
+
+    /// Whether there is no field.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// Iterates over the fields in order.
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+}
+
+extension String {
+    /// ASCII case-insensitive comparison, enough for header names and media types.
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        return zip(utf8, other.utf8).allSatisfy { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (0x61...0x7A).contains(a | 0x20))
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// A request as interceptors and transports see it: built from an ``Endpoint`` against the
+/// client's base URL, with query and form parameters still structured.
+///
+/// ``wireURL()`` and ``HTTPBody/encoded`` give the exact URL and bytes that go on the wire.
+public struct HTTPRequest: Sendable {
+    /// The method.
+    public var method: HTTPMethod
+    /// The URL without its query: scheme, host, port and percent-encoded path.
+    public var url: URL
+    /// The query parameters, unencoded, in order.
+    public var query: Parameters
+    /// The header fields. `Content-Type` is added from the body when not set here.
+    public var headers: HTTPHeaders
+    /// The body.
+    public var body: HTTPBody
+    /// The overall deadline for one attempt: the whole answer must have arrived by then.
+    public var timeout: Duration
+
+    /// Creates a request.
+    /// - Parameters:
+    ///   - method: The method.
+    ///   - url: The URL; a query in it is moved into `query`.
+    ///   - query: Query parameters, appended after any in `url`.
+    ///   - headers: Header fields.
+    ///   - body: The body.
+    ///   - timeout: The overall deadline for one attempt.
+    public init(
+        method: HTTPMethod, url: URL, query: Parameters = [:], headers: HTTPHeaders = [:],
+        body: HTTPBody = .none, timeout: Duration = .seconds(30)
+    ) {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        var merged = Parameters()
+        if let existing = components?.percentEncodedQuery {
+            merged = Parameters.decoding(Substring(existing))
+            components?.percentEncodedQuery = nil
+        }
+        merged.append(contentsOf: query)
+        components?.fragment = nil
+        self.init(
+            method: method, unqueriedURL: components?.url ?? url, query: merged, headers: headers, body: body,
+            timeout: timeout)
+    }
+
+    /// Creates a request from a URL that is known to carry no query or fragment.
+    init(
+        method: HTTPMethod, unqueriedURL: URL, query: Parameters, headers: HTTPHeaders, body: HTTPBody,
+        timeout: Duration
+    ) {
+        self.method = method
+        self.url = unqueriedURL
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+
+    /// The URL that goes on the wire: ``url`` with ``query`` encoded by ``PercentEncoding``.
+    /// - Throws: ``NetworkError`` with code ``NetworkError/Code/invalidRequest`` when the result
+    ///   is not a valid URL.
+    /// - Returns: The full URL.
+    public func wireURL() throws(NetworkError) -> URL {
+        guard !query.isEmpty else { return url }
+        guard let full = URL(string: url.absoluteString + "?" + query.encoded) else {
+            throw NetworkError(.invalidRequest, "The query does not form a valid URL.")
+        }
+        return full
+    }
+
+    /// The header fields that go on the wire: ``headers`` plus the body's `Content-Type`
+    /// when none is set.
+    public var wireHeaders: HTTPHeaders {
+        guard let contentType = body.contentType, headers["Content-Type"] == nil else { return headers }
+        var result = headers
+        result.add(name: "Content-Type", value: contentType)
+        return result
+    }
+
+    /// `METHOD URL` with secret query values redacted, for errors and logs.
+    public var redactedDescription: String {
+        let pairs = query.items.map { item in
+            let value = Redaction.isSecret(item.name) ? Redaction.placeholder : PercentEncoding.encode(item.value)
+            return PercentEncoding.encode(item.name) + "=" + value
+        }
+        let suffix = pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")
+        return "\(method.rawValue) \(url.absoluteString)\(suffix)"
+    }
+}

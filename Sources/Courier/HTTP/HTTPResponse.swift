@@ -1,0 +1,33 @@
+import Foundation
+
+/// An answer as the transport received it: status, headers and the whole body.
+public struct HTTPResponse: Sendable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The header fields.
+    public var headers: HTTPHeaders
+    /// The body bytes (empty when there was none).
+    public var body: Data
+    /// The URL that answered, after any redirects.
+    public var url: URL?
+
+    /// Creates a response.
+    /// - Parameters:
+    ///   - status: The HTTP status code.
+    ///   - headers: The header fields.
+    ///   - body: The body bytes.
+    ///   - url: The URL that answered.
+    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), url: URL? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
+    }
+
+    /// The media type of `Content-Type`, lower-cased, without parameters such as `charset`.
+    public var mediaType: String? {
+        guard let value = headers["Content-Type"] else { return nil }
+        let type = value.split(separator: ";", maxSplits: 1).first ?? ""
+        return type.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+}

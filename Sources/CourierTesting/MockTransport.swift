@@ -1,0 +1,75 @@
+import Courier
+import Foundation
+
+/// An in-memory ``Transport`` for unit tests: records every request and answers with canned
+/// responses or a closure. Nothing touches the network.
+///
+/// ```swift
+/// let transport = MockTransport { request in
+///     .json(#"{"code":0,"msg":"ok","data":[{"id":1,"title":"Tea"}]}"#)
+/// }
+/// let client = NetworkClient(configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
+/// let orders = try await client.send(.orders(page: 1))
+/// #expect(transport.requests.first?.query["page"] == "1")
+/// ```
+///
+/// Like a real transport it never records a request whose task is already cancelled, and
+/// throws ``NetworkError`` with code ``NetworkError/Code/cancelled`` for it.
+///
+/// `@unchecked Sendable`: the recorded requests and canned queue are guarded by `lock`.
+public final class MockTransport: Transport, @unchecked Sendable {
+    /// Produces the answer to a request.
+    public typealias Responder = @Sendable (HTTPRequest) async throws -> HTTPResponse
+
+    private let lock = NSLock()
+    private var recorded: [HTTPRequest] = []
+    private var queue: [Result<HTTPResponse, NetworkError>]
+    private let responder: Responder?
+
+    /// Creates a transport that answers every request with a closure.
+    /// - Parameter responder: Produces the answer; an error it throws is thrown by `send`.
+    public init(_ responder: @escaping Responder) {
+        self.responder = responder
+        self.queue = []
+    }
+
+    /// Creates a transport that answers requests with canned results, one each, in order.
+    /// A request beyond the last one fails with ``NetworkError/Code/transport``.
+    /// - Parameter results: The answers or errors, in order.
+    public init(results: [Result<HTTPResponse, NetworkError>]) {
+        self.responder = nil
+        self.queue = results
+    }
+
+    /// Every request sent so far, in order.
+    public var requests: [HTTPRequest] { lock.withLock { recorded } }
+
+    /// Records the request and answers it.
+    /// - Parameter request: The request.
+    /// - Returns: The canned or computed answer.
+    /// - Throws: ``NetworkError``: the canned error, ``NetworkError/Code/cancelled``, or
+    ///   ``NetworkError/Code/transport`` when no answer is left.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard !Task.isCancelled else {
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
+        }
+        let next: Result<HTTPResponse, NetworkError>? = lock.withLock {
+            recorded.append(request)
+            return responder == nil ? (queue.isEmpty ? nil : queue.removeFirst()) : nil
+        }
+        if let responder { return try await responder(request) }
+        guard let next else { throw NetworkError(.transport, "MockTransport has no answer left.") }
+        return try next.get()
+    }
+}
+
+extension HTTPResponse {
+    /// A JSON answer, for ``MockTransport``.
+    /// - Parameters:
+    ///   - text: The JSON text.
+    ///   - status: The status code.
+    /// - Returns: The response, with `Content-Type: application/json`.
+    public static func json(_ text: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
+    }
+}

@@ -1,0 +1,39 @@
+import Courier
+import CourierTesting
+import Foundation
+
+/// A payload used across suites.
+struct Order: Codable, Sendable, Equatable {
+    let id: Int
+    let title: String
+}
+
+/// A loopback server and a client pointed at it, for over-the-wire tests.
+struct Backend {
+    let server: LoopbackServer
+    let client: NetworkClient
+
+    init(
+        basePath: String = "v1/", timeout: Duration = .seconds(10),
+        configure: (inout NetworkClient.Configuration) -> Void = { _ in }
+    ) throws {
+        server = try LoopbackServer()
+        var configuration = NetworkClient.Configuration(
+            baseURL: URL(string: basePath, relativeTo: server.baseURL)!.absoluteURL, timeout: timeout)
+        configure(&configuration)
+        client = NetworkClient(configuration: configuration)
+    }
+}
+
+/// Runs `body` and returns the `NetworkError` it throws, or `nil` when it throws none or
+/// another error.
+func networkError(_ body: () async throws -> Void) async -> NetworkError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as NetworkError {
+        return error
+    } catch {
+        return nil
+    }
+}
