@@ -119,20 +119,18 @@ public final class LoopbackServer: @unchecked Sendable {
     }
 
     /// Stops listening and closes every connection. Safe to call more than once.
+    ///
+    /// Sockets are shut down here but closed only by the threads that own them, so a number
+    /// the system hands out again (to another server's socket) is never touched.
     public func stop() {
-        lock.lock()
-        guard !stopped else {
-            lock.unlock()
-            return
+        let pending: [CheckedContinuation<Bool, Never>] = lock.withLock {
+            guard !stopped else { return [] }
+            stopped = true
+            shutdown(listener, Int32(SHUT_RDWR))
+            for socket in openSockets { shutdown(socket, Int32(SHUT_RDWR)) }
+            defer { waiters.removeAll() }
+            return waiters.values.map(\.continuation)
         }
-        stopped = true
-        let sockets = openSockets
-        let pending = waiters.values.map(\.continuation)
-        waiters.removeAll()
-        lock.unlock()
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
         for continuation in pending { continuation.resume(returning: false) }
     }
 
@@ -177,19 +175,18 @@ public final class LoopbackServer: @unchecked Sendable {
     private func acceptLoop() {
         while true {
             let client = accept(listener, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return
-            }
             let accepted = lock.withLock {
                 guard !stopped else { return false }
-                openSockets.insert(client)
+                if client >= 0 { openSockets.insert(client) }
                 return true
             }
             guard accepted else {
-                close(client)
+                if client >= 0 { close(client) }
+                // Closed here, by the only thread that uses it, once `stop()` has shut it down.
+                lock.withLock { _ = close(listener) }
                 return
             }
+            guard client >= 0 else { continue }  // EINTR, ECONNABORTED, …: keep listening
             var yes: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
             record(.connected)

@@ -7,8 +7,7 @@ import Foundation
 extension URLSessionTransport {
     /// One request's life: not started → running → finished, whichever of completion,
     /// cancellation and the deadline comes first. The caller is answered exactly once, at once;
-    /// `URLSession` is told to stop only while its task is still running, so a late cancel
-    /// never races FoundationNetworking's own completion.
+    /// `URLSession` is told to stop only while its task is still running.
     ///
     /// `@unchecked Sendable`: all mutable state is guarded by `lock`.
     final class Call: @unchecked Sendable {
@@ -21,18 +20,18 @@ extension URLSessionTransport {
 
         private let lock = NSLock()
         private var state = State.idle
-        private let session: URLSession
+        private var response: HTTPURLResponse?
+        private var body = Data()
         private let request: URLRequest
         private let timeout: Duration
 
-        init(session: URLSession, request: URLRequest, timeout: Duration) {
-            self.session = session
+        init(request: URLRequest, timeout: Duration) {
             self.request = request
             self.timeout = timeout
         }
 
-        /// Creates and resumes the data task, unless the call was stopped already.
-        func start(_ continuation: CheckedContinuation<HTTPResponse, any Error>) {
+        /// Creates, registers and resumes the data task, unless the call was stopped already.
+        func start(_ continuation: CheckedContinuation<HTTPResponse, any Error>, in session: URLSession, registry: SessionDelegate) {
             lock.lock()
             if case .stoppedBeforeStart(let error) = state {
                 state = .finished
@@ -40,9 +39,8 @@ extension URLSessionTransport {
                 continuation.resume(throwing: error)
                 return
             }
-            let task = session.dataTask(with: request) { [self] data, response, error in
-                complete(data: data, response: response, error: error)
-            }
+            let task = session.dataTask(with: request)
+            registry.register(self, for: task)
             let seconds = timeout.seconds
             let deadline = DispatchWorkItem { [self] in
                 stop(NetworkError(.timedOut, "No complete answer within \(seconds) s."))
@@ -71,31 +69,50 @@ extension URLSessionTransport {
             }
         }
 
-        /// Ends the call with what `URLSession` delivered.
-        private func complete(data: Data?, response: URLResponse?, error: (any Error)?) {
+        /// Records the response head.
+        func received(_ response: URLResponse) {
+            lock.withLock {
+                self.response = response as? HTTPURLResponse
+                if response.expectedContentLength > 0, response.expectedContentLength < 64 << 20 {
+                    body.reserveCapacity(Int(response.expectedContentLength))
+                }
+            }
+        }
+
+        /// Appends a piece of the body.
+        func received(_ data: Data) {
+            lock.withLock { body.append(data) }
+        }
+
+        /// Ends the call with what `URLSession` delivered: the response, or `error`.
+        /// - Parameter response: A response to use instead of the one received (a 401 that
+        ///   `URLSession` reports only through an authentication challenge).
+        func complete(error: (any Error)?, response override: HTTPURLResponse? = nil) {
             lock.lock()
             guard case .running(let continuation, _, let deadline) = state else {
                 lock.unlock()
                 return
             }
             state = .finished
+            let head = override ?? response
+            let bytes = body
             lock.unlock()
             deadline.cancel()
-            continuation.resume(with: Self.result(data: data, response: response, error: error))
+            if let error {
+                continuation.resume(throwing: Self.networkError(for: error))
+            } else if let head {
+                continuation.resume(returning: Self.httpResponse(head, body: bytes))
+            } else {
+                continuation.resume(throwing: NetworkError(.transport, "The answer is not an HTTP response."))
+            }
         }
 
-        private static func result(data: Data?, response: URLResponse?, error: (any Error)?)
-            -> Result<HTTPResponse, any Error>
-        {
-            if let error { return .failure(Self.networkError(for: error)) }
-            guard let http = response as? HTTPURLResponse else {
-                return .failure(NetworkError(.transport, "The answer is not an HTTP response."))
-            }
+        private static func httpResponse(_ head: HTTPURLResponse, body: Data) -> HTTPResponse {
             var headers = HTTPHeaders()
-            for (name, value) in http.allHeaderFields {
+            for (name, value) in head.allHeaderFields {
                 headers.add(name: String(describing: name), value: String(describing: value))
             }
-            return .success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data(), url: http.url))
+            return HTTPResponse(status: head.statusCode, headers: headers, body: body, url: head.url)
         }
 
         /// Maps a `URLError` to the closest ``NetworkError`` code.
@@ -119,7 +136,8 @@ extension URLSessionTransport {
             case .badURL, .unsupportedURL:
                 return NetworkError(.invalidRequest, "The URL is not supported.", underlying: urlError)
             default:
-                return NetworkError(.transport, "The transfer failed (URLError \(urlError.code.rawValue)).", underlying: urlError)
+                return NetworkError(
+                    .transport, "The transfer failed (URLError \(urlError.code.rawValue)).", underlying: urlError)
             }
         }
     }

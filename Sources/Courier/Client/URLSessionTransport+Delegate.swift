@@ -5,19 +5,53 @@ import Foundation
 #endif
 
 extension URLSessionTransport {
-    /// The session-level delegate. On Linux only a session delegate is asked about challenges
-    /// and redirects; without one, a 401 with `WWW-Authenticate: Basic` hangs forever.
-    final class SessionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
-        /// Answers an authentication challenge with default handling, which (with no credential
-        /// storage) hands the 401 back to Courier at once.
+    /// The session-level delegate: routes each task's callbacks to its ``Call``.
+    ///
+    /// On Linux only a session delegate is asked about challenges and redirects. A 401 with
+    /// `WWW-Authenticate: Basic` arrives as a challenge that hangs forever under default handling,
+    /// so the delegate completes the call with the 401 and its body (already received) and
+    /// cancels the challenge.
+    ///
+    /// `@unchecked Sendable`: `calls` is guarded by `lock`.
+    final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        private let lock = NSLock()
+        private var calls: [Int: Call] = [:]
+
+        func register(_ call: Call, for task: URLSessionTask) {
+            lock.withLock { calls[task.taskIdentifier] = call }
+        }
+
+        private func call(for task: URLSessionTask) -> Call? {
+            lock.withLock { calls[task.taskIdentifier] }
+        }
+
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+        ) {
+            call(for: dataTask)?.received(response)
+            completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            call(for: dataTask)?.received(data)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            let call = lock.withLock { calls.removeValue(forKey: task.taskIdentifier) }
+            call?.complete(error: error)
+        }
+
         func urlSession(
             _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
             completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
         ) {
-            completionHandler(.performDefaultHandling, nil)
+            if let failure = challenge.failureResponse as? HTTPURLResponse {
+                call(for: task)?.complete(error: nil, response: failure)
+            }
+            completionHandler(.cancelAuthenticationChallenge, nil)
         }
 
-        /// Follows a redirect under Courier's policy: see ``RedirectPolicy``.
         func urlSession(
             _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
             newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void

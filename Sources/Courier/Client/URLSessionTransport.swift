@@ -19,6 +19,7 @@ import Foundation
 /// - no URL cache and no credential storage.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
+    private let delegate = SessionDelegate()
 
     /// Creates a transport with its own `URLSession`.
     /// - Parameter configuration: The session configuration; ``defaultSessionConfiguration()``
@@ -27,7 +28,7 @@ public final class URLSessionTransport: Transport {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "Courier.URLSessionTransport"
-        session = URLSession(configuration: configuration, delegate: SessionDelegate(), delegateQueue: queue)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
     deinit {
@@ -55,10 +56,10 @@ public final class URLSessionTransport: Transport {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
         }
         let urlRequest = try Self.makeURLRequest(request)
-        let call = Call(session: session, request: urlRequest, timeout: request.timeout)
+        let call = Call(request: urlRequest, timeout: request.timeout)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                call.start(continuation)
+                call.start(continuation, in: session, registry: delegate)
             }
         } onCancel: {
             call.stop(NetworkError(.cancelled, "The request was cancelled."))

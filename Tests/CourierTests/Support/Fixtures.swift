@@ -37,3 +37,8 @@ func networkError(_ body: () async throws -> Void) async -> NetworkError? {
         return nil
     }
 }
+
+extension LoopbackServer.Response {
+    /// A `204 No Content`.
+    static var empty204: Self { .init(status: 204) }
+}
