@@ -63,26 +63,24 @@ extension URLSessionTransport {
 }
 
 /// Courier's redirect rules, the same for every transport.
+///
+/// - Credentials never reach another origin (scheme, host and port): `Authorization`,
+///   `Proxy-Authorization`, `Cookie` and every header with a secret-looking name are removed.
+/// - 307 and 308 keep method and body, but only on the same origin; to another origin they are
+///   not followed (the 3xx is returned), so a body (a password, a payment) is neither lost nor
+///   leaked. FoundationNetworking drops the body of every redirect, so the transport replays
+///   307/308 with a body itself (``replay(_:location:)``).
 enum RedirectPolicy {
-    /// The request to send for a redirect, or `nil` to stop and return the 3xx answer.
-    ///
-    /// - Credentials never reach another origin (scheme, host and port): `Authorization`,
-    ///   `Proxy-Authorization`, `Cookie` and every header with a secret-looking name are removed.
-    /// - 307 and 308 keep method and body, but only on the same origin; to another origin they
-    ///   are not followed, so a body (a password, a payment) is neither lost nor leaked.
+    /// The request `URLSession` should send for a redirect, or `nil` to stop and return the 3xx.
     static func follow(from original: URLRequest, status: Int, to proposed: URLRequest) -> URLRequest? {
         guard let from = original.url, let to = proposed.url else { return nil }
-        let sameOrigin = origin(of: from) == origin(of: to)
-        var next = proposed
         if status == 307 || status == 308 {
-            guard sameOrigin else { return nil }
-            next.httpMethod = original.httpMethod
-            next.httpBody = original.httpBody
-            for (name, value) in original.allHTTPHeaderFields ?? [:] {
-                next.setValue(value, forHTTPHeaderField: name)
-            }
+            // Without a body URLSession keeps the method; with one, the transport replays it.
+            guard isSameOrigin(from, to), original.httpBody == nil else { return nil }
+            return proposed
         }
-        if !sameOrigin {
+        var next = proposed
+        if !isSameOrigin(from, to) {
             for name in (next.allHTTPHeaderFields ?? [:]).keys where isCredential(name) {
                 next.setValue(nil, forHTTPHeaderField: name)
             }
@@ -90,10 +88,24 @@ enum RedirectPolicy {
         return next
     }
 
-    private static func origin(of url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? ""
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+    /// The request that repeats `request` (method, headers, body) at a 307/308 `location` on
+    /// the same origin, or `nil` when it must not be followed.
+    static func replay(_ request: URLRequest, location: String?) -> URLRequest? {
+        guard let location, let from = request.url, let to = URL(string: location, relativeTo: from)?.absoluteURL,
+            isSameOrigin(from, to)
+        else { return nil }
+        var next = request
+        next.url = to
+        return next
+    }
+
+    private static func isSameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func origin(of url: URL) -> String {
+            let scheme = url.scheme?.lowercased() ?? ""
+            let port = url.port ?? (scheme == "https" ? 443 : 80)
+            return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+        }
+        return origin(of: a) == origin(of: b)
     }
 
     private static func isCredential(_ name: String) -> Bool {

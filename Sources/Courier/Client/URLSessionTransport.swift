@@ -12,9 +12,8 @@ import Foundation
 /// - an already-cancelled task never reaches `URLSession`, and a cancelled or timed-out request
 ///   is answered at once, without waiting for `URLSession` to wind the transfer down;
 /// - a 401 with `WWW-Authenticate: Basic` is answered by the session delegate instead of hanging;
-/// - on a redirect to another origin, credentials (`Authorization`, `Cookie`, token and other
-///   secret-named headers) are dropped; a 307/308 keeps its body on the same origin and is
-///   not followed to another origin;
+/// - redirects follow ``RedirectPolicy``: credentials never go to another origin, and a
+///   307/308 keeps its body on the same origin (replayed here, since `URLSession` drops it);
 /// - every request states its `Content-Type`, so a POST is never silently sent as a form;
 /// - no URL cache and no credential storage.
 public final class URLSessionTransport: Transport {
@@ -55,8 +54,25 @@ public final class URLSessionTransport: Transport {
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
         }
-        let urlRequest = try Self.makeURLRequest(request)
-        let call = Call(request: urlRequest, timeout: request.timeout)
+        var urlRequest = try Self.makeURLRequest(request)
+        let deadline = ContinuousClock.now + request.timeout
+        for _ in 0..<Self.maximumReplays {
+            let response = try await perform(urlRequest, timeout: ContinuousClock.now.duration(to: deadline))
+            guard response.status == 307 || response.status == 308, urlRequest.httpBody != nil,
+                let next = RedirectPolicy.replay(urlRequest, location: response.headers["Location"])
+            else { return response }
+            urlRequest = next
+        }
+        throw NetworkError(.transport, "Too many redirects.")
+    }
+
+    /// How many 307/308 redirects with a body are replayed before giving up.
+    private static let maximumReplays = 10
+
+    /// Runs one `URLSession` task for the request.
+    private func perform(_ urlRequest: URLRequest, timeout: Duration) async throws -> HTTPResponse {
+        guard timeout > .zero else { throw NetworkError(.timedOut, "The deadline passed during redirects.") }
+        let call = Call(request: urlRequest, timeout: timeout)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 call.start(continuation, in: session, registry: delegate)

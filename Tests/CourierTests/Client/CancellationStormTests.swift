@@ -1,0 +1,52 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Cancellation at random moments: near the start, mid-flight and near the end of transfers,
+/// where Linux URLSession is known to crash or deadlock.
+@Suite struct CancellationStormTests {
+    @Test("400 requests cancelled at random moments all end, as success or cancelled, and the client stays usable")
+    func storm() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/item") { request in
+            let delay = Int(request.query["delay"] ?? "0") ?? 0
+            return LoopbackServer.Response.envelope(data: delay).delayed(by: .milliseconds(delay))
+        }
+        let client = backend.client
+        // 25 waves of 16, so cancellations land before sending, mid-flight and near the end.
+        var outcomes: [String: Int] = [:]
+        for _ in 0..<25 {
+            let wave = await withTaskGroup(of: String.self) { group in
+                for _ in 0..<16 {
+                    let delay = Int.random(in: 0...6)
+                    let cancelAfter = Duration.microseconds(Int.random(in: 0...12_000))
+                    group.addTask {
+                        let task = Task { try await client.send(Endpoint<Int>.get("item", query: ["delay": "\(delay)"])) }
+                        try? await Task.sleep(for: cancelAfter)
+                        task.cancel()
+                        do {
+                            return try await task.value == delay ? "success" : "wrong value"
+                        } catch let error as NetworkError {
+                            return error.code.rawValue
+                        } catch {
+                            return "foreign error"
+                        }
+                    }
+                }
+                return await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+            }
+            outcomes.merge(wave, uniquingKeysWith: +)
+        }
+        #expect(outcomes.values.reduce(0, +) == 400)
+        #expect(Set(outcomes.keys).isSubset(of: ["success", "cancelled"]), "\(outcomes)")
+        // The random plan covers both sides of the race, and cancellations that hit the wire.
+        #expect(outcomes["success", default: 0] > 0 && outcomes["cancelled", default: 0] > 0, "\(outcomes)")
+        let midFlight = backend.server.events.filter { if case .clientClosedEarly = $0 { true } else { false } }.count
+        #expect(midFlight > 0)
+        print("cancellation storm:", outcomes, "closed mid-flight:", midFlight)
+        #expect(await client.activeRequestCount == 0)
+        #expect(try await client.send(Endpoint<Int>.get("item")) == 0)
+    }
+}

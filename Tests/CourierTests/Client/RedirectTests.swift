@@ -1,0 +1,71 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Courier's redirect policy over loopback: two servers are two origins (different ports).
+@Suite struct RedirectTests {
+    private static let secretHeaders: HTTPHeaders = [
+        "Authorization": "Bearer secret-1", "token": "secret-2", "Cookie": "session=secret-3", "X-Trace": "trace-4",
+    ]
+
+    @Test("credentials do not follow a redirect to another origin; other headers do")
+    func crossOriginStripsCredentials() async throws {
+        let backend = try Backend()
+        let other = try LoopbackServer()
+        defer {
+            backend.server.stop()
+            other.stop()
+        }
+        backend.server.route("/v1/go") { _ in .init(status: 302, headers: ["Location": other.baseURL.absoluteString + "land"]) }
+        other.route("/land") { _ in .envelope(data: "landed") }
+        let result = try await backend.client.send(Endpoint<String>.get("go", headers: Self.secretHeaders))
+        #expect(result == "landed")
+        let landed = try #require(other.requests.first)
+        #expect(landed.headers["Authorization"] == nil)
+        #expect(landed.headers["token"] == nil)
+        #expect(landed.headers["Cookie"] == nil)
+        #expect(landed.headers["X-Trace"] == "trace-4")
+    }
+
+    @Test("credentials follow a redirect on the same origin")
+    func sameOriginKeepsCredentials() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/go") { _ in .init(status: 301, headers: ["Location": "/v1/land"]) }
+        backend.server.route("/v1/land") { _ in .envelope(data: "landed") }
+        _ = try await backend.client.send(Endpoint<String>.get("go", headers: Self.secretHeaders))
+        let landed = try #require(backend.server.requests.last)
+        #expect(landed.path == "/v1/land")
+        #expect(landed.headers["Authorization"] == "Bearer secret-1")
+        #expect(landed.headers["token"] == "secret-2")
+    }
+
+    @Test("a 307 on the same origin keeps method and body", arguments: [307, 308])
+    func temporaryRedirectKeepsBody(_ status: Int) async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/old") { _ in .init(status: status, headers: ["Location": "/v1/new"]) }
+        backend.server.route("/v1/new") { request in .envelope(data: request.method + " " + String(decoding: request.body, as: UTF8.self)) }
+        let echoed = try await backend.client.send(
+            Endpoint<String>.post("old", body: .data(Data("amount=10".utf8), contentType: "text/plain")))
+        #expect(echoed == "POST amount=10")
+    }
+
+    @Test("a 307 to another origin is not followed, so the body is neither lost nor leaked")
+    func crossOriginTemporaryRedirectStops() async throws {
+        let backend = try Backend()
+        let other = try LoopbackServer()
+        defer {
+            backend.server.stop()
+            other.stop()
+        }
+        backend.server.route("/v1/pay") { _ in .init(status: 307, headers: ["Location": other.baseURL.absoluteString + "pay"]) }
+        let error = await networkError {
+            _ = try await backend.client.send(Endpoint<String>.post("pay", body: .form(["password": "p"])))
+        }
+        #expect(error?.code == .httpStatus)
+        #expect(error?.status == 307)
+        #expect(other.requests.isEmpty)
+    }
+}
