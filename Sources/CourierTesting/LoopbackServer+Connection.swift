@@ -110,22 +110,22 @@ extension LoopbackServer {
 
         // MARK: Answering
 
-        /// Runs the route on the Swift concurrency pool and waits for its answer.
+        /// Runs the route on this connection's thread (see ``ConnectionExecutor``) and returns its answer.
         private func respond(to request: Request) -> Response {
             guard let handler = server.handler(for: request) else {
                 return .text("No route for \(request.method) \(request.path)", status: 404)
             }
             let result = ResultBox()
-            let done = DispatchSemaphore(value: 0)
-            Task {
+            let executor = ConnectionExecutor()
+            Task(executorPreference: executor) {
                 do {
                     result.value = try await handler(request)
                 } catch {
                     result.value = .text("Route failed: \(error)", status: 500)
                 }
-                done.signal()
+                executor.finish()
             }
-            done.wait()
+            executor.runUntilFinished()
             return result.value ?? .text("Route gave no answer", status: 500)
         }
 
@@ -222,7 +222,7 @@ extension LoopbackServer {
 
     /// Carries a route's answer from its task to the connection thread.
     ///
-    /// `@unchecked Sendable`: written once before the semaphore is signalled, read after.
+    /// `@unchecked Sendable`: written once by the route's task, read after the executor finished.
     private final class ResultBox: @unchecked Sendable {
         var value: Response?
     }

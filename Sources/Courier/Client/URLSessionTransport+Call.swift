@@ -24,10 +24,16 @@ extension URLSessionTransport {
         private var body = Data()
         private let request: URLRequest
         private let timeout: Duration
+        private let timedOut: NetworkError
 
-        init(request: URLRequest, timeout: Duration) {
+        /// - Parameters:
+        ///   - request: What to send.
+        ///   - timeout: The time left until the deadline.
+        ///   - timedOut: The error thrown when it passes.
+        init(request: URLRequest, timeout: Duration, timedOut: NetworkError) {
             self.request = request
             self.timeout = timeout
+            self.timedOut = timedOut
         }
 
         /// Creates, registers and resumes the data task, unless the call was stopped already.
@@ -41,14 +47,11 @@ extension URLSessionTransport {
             }
             let task = session.dataTask(with: request)
             registry.register(self, for: task)
-            let seconds = timeout.seconds
-            let deadline = DispatchWorkItem { [self] in
-                stop(NetworkError(.timedOut, "No complete answer within \(seconds) s."))
-            }
+            let deadline = DispatchWorkItem { [self] in stop(timedOut) }
             state = .running(continuation, task, deadline)
             task.resume()
             lock.unlock()
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: deadline)
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.seconds, execute: deadline)
         }
 
         /// Ends the call with an error (cancellation or deadline) and stops the transfer.

@@ -8,7 +8,8 @@ import Foundation
 ///
 /// It works around the faults of Linux `URLSession` (FoundationNetworking):
 /// - the deadline is enforced here as an overall deadline (`URLSession`'s own timeout is only an
-///   idle timeout, so a server that trickles bytes would never time out);
+///   idle timeout, so a server that trickles bytes would never time out, and it truncates
+///   sub-second timeouts to zero);
 /// - an already-cancelled task never reaches `URLSession`, and a cancelled or timed-out request
 ///   is answered at once, without waiting for `URLSession` to wind the transfer down;
 /// - a 401 with `WWW-Authenticate: Basic` is answered by the session delegate instead of hanging;
@@ -57,7 +58,8 @@ public final class URLSessionTransport: Transport {
         var urlRequest = try Self.makeURLRequest(request)
         let deadline = ContinuousClock.now + request.timeout
         for _ in 0..<Self.maximumReplays {
-            let response = try await perform(urlRequest, timeout: ContinuousClock.now.duration(to: deadline))
+            let response = try await perform(
+                urlRequest, timeout: ContinuousClock.now.duration(to: deadline), deadline: request.timeout)
             guard response.status == 307 || response.status == 308, urlRequest.httpBody != nil,
                 let next = RedirectPolicy.replay(urlRequest, location: response.headers["Location"])
             else { return response }
@@ -70,9 +72,10 @@ public final class URLSessionTransport: Transport {
     private static let maximumReplays = 10
 
     /// Runs one `URLSession` task for the request.
-    private func perform(_ urlRequest: URLRequest, timeout: Duration) async throws -> HTTPResponse {
-        guard timeout > .zero else { throw NetworkError(.timedOut, "The deadline passed during redirects.") }
-        let call = Call(request: urlRequest, timeout: timeout)
+    private func perform(_ urlRequest: URLRequest, timeout: Duration, deadline: Duration) async throws -> HTTPResponse {
+        let timedOut = NetworkError(.timedOut, "No complete answer within \(deadline).")
+        guard timeout > .zero else { throw timedOut }
+        let call = Call(request: urlRequest, timeout: timeout, timedOut: timedOut)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 call.start(continuation, in: session, registry: delegate)
@@ -87,8 +90,10 @@ public final class URLSessionTransport: Transport {
         var urlRequest = URLRequest(url: try request.wireURL())
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
-        // URLSession's timeout is an idle timeout; the overall deadline is enforced by `Call`.
-        urlRequest.timeoutInterval = max(request.timeout.seconds, 0.001)
+        // The overall deadline is enforced by `Call`. URLSession's own timeout is only an idle
+        // timeout, and FoundationNetworking truncates it to whole seconds (0.8 s becomes 0 ms,
+        // an instant timeout), so it is set past the deadline where it never fires first.
+        urlRequest.timeoutInterval = request.timeout.seconds.rounded(.up) + 1
         for field in request.wireHeaders {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }

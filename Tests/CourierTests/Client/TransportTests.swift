@@ -156,11 +156,11 @@ import Testing
 
     @Test("a refused connection is a transport error")
     func refused() async throws {
-        let server = try LoopbackServer()
-        let base = server.baseURL
-        server.stop()
-        let client = NetworkClient(configuration: .init(baseURL: base, timeout: .seconds(5)))
+        let refusing = RefusingPort()
+        let client = NetworkClient(
+            configuration: .init(baseURL: URL(string: "http://127.0.0.1:\(refusing.port)/")!, timeout: .seconds(5)))
         let error = await networkError { _ = try await client.send(Endpoint<EmptyResponse>.get("x")) }
         #expect(error?.code == .transport, "\(String(describing: error))")
+        #expect(refusing.port > 0)
     }
 }
