@@ -168,7 +168,9 @@ extension LoopbackServer {
         private func write(_ bytes: [UInt8]) -> Bool {
             var offset = 0
             while offset < bytes.count {
-                let sent = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let sent = bytes[offset...].withUnsafeBytes {
+                    send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 if sent < 0 && errno == EINTR { continue }
                 guard sent > 0 else { return false }
                 offset += sent
@@ -181,7 +183,10 @@ extension LoopbackServer {
             let deadline = ContinuousClock.now + duration
             while ContinuousClock.now < deadline {
                 let remaining = ContinuousClock.now.duration(to: deadline)
-                let milliseconds = Int32(clamping: max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+                let milliseconds = Int32(
+                    clamping: max(
+                        1,
+                        remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
                 var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&poller, 1, min(milliseconds, 50))
                 if ready > 0 {

@@ -49,7 +49,7 @@ public final class LoopbackServer: @unchecked Sendable {
     /// Starts a server on 127.0.0.1 with a port the system picks.
     /// - Throws: `POSIXError` when the socket cannot be opened.
     public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM_VALUE), 0)
+        let fd = socket(AF_INET, Int32(streamSocketType), 0)
         guard fd >= 0 else { throw POSIXError.current() }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -201,9 +201,9 @@ public final class LoopbackServer: @unchecked Sendable {
 }
 
 #if canImport(Glibc)
-    private let SOCK_STREAM_VALUE = SOCK_STREAM.rawValue
+    private let streamSocketType = SOCK_STREAM.rawValue
 #else
-    private let SOCK_STREAM_VALUE = SOCK_STREAM
+    private let streamSocketType = SOCK_STREAM
 #endif
 
 extension POSIXError {

@@ -37,7 +37,10 @@ extension URLSessionTransport {
         }
 
         /// Creates, registers and resumes the data task, unless the call was stopped already.
-        func start(_ continuation: CheckedContinuation<HTTPResponse, any Error>, in session: URLSession, registry: SessionDelegate) {
+        func start(
+            _ continuation: CheckedContinuation<HTTPResponse, any Error>, in session: URLSession,
+            registry: SessionDelegate
+        ) {
             lock.lock()
             if case .stoppedBeforeStart(let error) = state {
                 state = .finished

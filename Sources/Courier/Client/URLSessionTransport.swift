@@ -13,8 +13,9 @@ import Foundation
 /// - an already-cancelled task never reaches `URLSession`, and a cancelled or timed-out request
 ///   is answered at once, without waiting for `URLSession` to wind the transfer down;
 /// - a 401 with `WWW-Authenticate: Basic` is answered by the session delegate instead of hanging;
-/// - redirects follow ``RedirectPolicy``: credentials never go to another origin, and a
-///   307/308 keeps its body on the same origin (replayed here, since `URLSession` drops it);
+/// - on a redirect, credentials (`Authorization`, `Cookie`, token and other secret-named
+///   headers) never go to another origin, and a 307/308 keeps method and body on the same
+///   origin (replayed here, since `URLSession` drops the body) and is not followed elsewhere;
 /// - every request states its `Content-Type`, so a POST is never silently sent as a form;
 /// - no URL cache and no credential storage.
 public final class URLSessionTransport: Transport {

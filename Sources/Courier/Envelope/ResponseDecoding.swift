@@ -103,7 +103,8 @@ private func decodeJSON<T: Decodable>(_ type: T.Type, from body: Data, _ decoder
         if let decodingError = error as? DecodingError {
             let (path, detail) = describe(decodingError)
             failure.codingPath = path
-            failure.message = "The body could not be decoded as \(typeName) at \(path.isEmpty ? "the top level" : path): \(detail)"
+            failure.message =
+                "The body could not be decoded as \(typeName) at \(path.isEmpty ? "the top level" : path): \(detail)"
         }
         throw failure
     }

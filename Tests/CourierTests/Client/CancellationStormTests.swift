@@ -23,7 +23,9 @@ import Testing
                     let delay = Int.random(in: 0...6)
                     let cancelAfter = Duration.microseconds(Int.random(in: 0...12_000))
                     group.addTask {
-                        let task = Task { try await client.send(Endpoint<Int>.get("item", query: ["delay": "\(delay)"])) }
+                        let task = Task {
+                            try await client.send(Endpoint<Int>.get("item", query: ["delay": "\(delay)"]))
+                        }
                         try? await Task.sleep(for: cancelAfter)
                         task.cancel()
                         do {

@@ -19,12 +19,15 @@ extension Endpoint where Response == [Order] {
         #expect(backend.server.requests.map(\.target) == ["/v1/orders?page=1"])
     }
 
-    @Test("each method reaches the server as itself", arguments: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "PROPFIND"])
+    @Test(
+        "each method reaches the server as itself",
+        arguments: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "PROPFIND"])
     func methods(_ name: String) async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/thing", method: HTTPMethod(name)) { request in .envelope(data: request.method) }
-        let echoed = try await backend.client.send(Endpoint<String>(method: HTTPMethod(name), path: "thing", decoding: .envelope))
+        let echoed = try await backend.client.send(
+            Endpoint<String>(method: HTTPMethod(name), path: "thing", decoding: .envelope))
         #expect(echoed == name)
         #expect(backend.server.requests.first?.method == name)
     }

@@ -17,7 +17,9 @@ import Testing
             backend.server.stop()
             other.stop()
         }
-        backend.server.route("/v1/go") { _ in .init(status: 302, headers: ["Location": other.baseURL.absoluteString + "land"]) }
+        backend.server.route("/v1/go") { _ in
+            .init(status: 302, headers: ["Location": other.baseURL.absoluteString + "land"])
+        }
         other.route("/land") { _ in .envelope(data: "landed") }
         let result = try await backend.client.send(Endpoint<String>.get("go", headers: Self.secretHeaders))
         #expect(result == "landed")
@@ -46,7 +48,9 @@ import Testing
         let backend = try Backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/old") { _ in .init(status: status, headers: ["Location": "/v1/new"]) }
-        backend.server.route("/v1/new") { request in .envelope(data: request.method + " " + String(decoding: request.body, as: UTF8.self)) }
+        backend.server.route("/v1/new") { request in
+            .envelope(data: request.method + " " + String(decoding: request.body, as: UTF8.self))
+        }
         let echoed = try await backend.client.send(
             Endpoint<String>.post("old", body: .data(Data("amount=10".utf8), contentType: "text/plain")))
         #expect(echoed == "POST amount=10")
@@ -60,7 +64,9 @@ import Testing
             backend.server.stop()
             other.stop()
         }
-        backend.server.route("/v1/pay") { _ in .init(status: 307, headers: ["Location": other.baseURL.absoluteString + "pay"]) }
+        backend.server.route("/v1/pay") { _ in
+            .init(status: 307, headers: ["Location": other.baseURL.absoluteString + "pay"])
+        }
         let error = await networkError {
             _ = try await backend.client.send(Endpoint<String>.post("pay", body: .form(["password": "p"])))
         }

@@ -43,7 +43,10 @@ import Testing
         let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("drip")) }
         #expect(error?.code == .timedOut, "\(String(describing: error))")
         #expect(ContinuousClock.now - start < .seconds(3))
-        #expect(await backend.server.waitForEvents(timeout: .seconds(10)) { $0.contains(.clientClosedEarly(target: "/v1/drip")) })
+        #expect(
+            await backend.server.waitForEvents(timeout: .seconds(10)) {
+                $0.contains(.clientClosedEarly(target: "/v1/drip"))
+            })
     }
 
     @Test("cancelling the task stops the transfer: the server sees the connection close")
@@ -82,7 +85,10 @@ import Testing
         backend.server.route("/v1/slow") { _ in LoopbackServer.Response.json(#"{"code":0}"#).delayed(by: .seconds(10)) }
         let client = backend.client
         let tasks = (0..<8).map { _ in Task { try await client.send(Endpoint<EmptyResponse>.get("slow")) } }
-        #expect(await backend.server.waitForEvents { $0.filter { if case .received = $0 { true } else { false } }.count == 8 })
+        #expect(
+            await backend.server.waitForEvents {
+                $0.filter { if case .received = $0 { true } else { false } }.count == 8
+            })
         #expect(await client.activeRequestCount == 8)
         await client.cancelAll()
         for task in tasks {
@@ -90,14 +96,19 @@ import Testing
             #expect(error?.code == .cancelled, "\(String(describing: error))")
         }
         #expect(await client.activeRequestCount == 0)
-        #expect(await backend.server.waitForEvents { $0.filter { if case .clientClosedEarly = $0 { true } else { false } }.count == 8 })
+        #expect(
+            await backend.server.waitForEvents {
+                $0.filter { if case .clientClosedEarly = $0 { true } else { false } }.count == 8
+            })
     }
 
     @Test("the activity count rises and falls around requests")
     func activityUpdates() async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
-        backend.server.route("/v1/orders") { _ in LoopbackServer.Response.envelope(data: [Order]()).delayed(by: .milliseconds(100)) }
+        backend.server.route("/v1/orders") { _ in
+            LoopbackServer.Response.envelope(data: [Order]()).delayed(by: .milliseconds(100))
+        }
         let updates = await backend.client.activityUpdates()
         var iterator = updates.makeAsyncIterator()
         #expect(await iterator.next() == 0)
@@ -133,7 +144,9 @@ import Testing
         let backend = try Backend(timeout: .seconds(20))
         defer { backend.server.stop() }
         backend.server.route("/v1/private") { _ in
-            .init(status: 401, headers: ["WWW-Authenticate": #"Basic realm="api""#, "Content-Type": "application/json"], body: Data(#"{"code":99,"msg":"log in"}"#.utf8))
+            .init(
+                status: 401, headers: ["WWW-Authenticate": #"Basic realm="api""#, "Content-Type": "application/json"],
+                body: Data(#"{"code":99,"msg":"log in"}"#.utf8))
         }
         let start = ContinuousClock.now
         let error = await networkError { _ = try await backend.client.send(Endpoint<EmptyResponse>.get("private")) }
@@ -143,13 +156,17 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(5))
     }
 
-    @Test("a connection the server drops is a transport error, not a hang", arguments: [
-        LoopbackServer.Fault.closeBeforeResponding, .closeMidBody(afterBytes: 5),
-    ])
+    @Test(
+        "a connection the server drops is a transport error, not a hang",
+        arguments: [
+            LoopbackServer.Fault.closeBeforeResponding, .closeMidBody(afterBytes: 5),
+        ])
     func droppedConnection(_ fault: LoopbackServer.Fault) async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
-        backend.server.route("/v1/drop") { _ in LoopbackServer.Response.json(#"{"code":0,"data":"0123456789"}"#).with(fault) }
+        backend.server.route("/v1/drop") { _ in
+            LoopbackServer.Response.json(#"{"code":0,"data":"0123456789"}"#).with(fault)
+        }
         let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("drop")) }
         #expect(error?.code == .transport, "\(String(describing: error))")
     }

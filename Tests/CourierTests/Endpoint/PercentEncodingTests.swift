@@ -59,6 +59,9 @@ import Testing
         #expect(PercentEncoding.decode("a+b%20c") == "a+b c")
         #expect(PercentEncoding.decode("100%") == "100%")
         #expect(PercentEncoding.decode("%zz%4") == "%zz%4")
-        #expect(Parameters.decoding("a=1&b&c=%3D&a=2").items.map { "\($0.name)=\($0.value)" } == ["a=1", "b=", "c==", "a=2"])
+        #expect(
+            Parameters.decoding("a=1&b&c=%3D&a=2").items.map { "\($0.name)=\($0.value)" } == [
+                "a=1", "b=", "c==", "a=2",
+            ])
     }
 }

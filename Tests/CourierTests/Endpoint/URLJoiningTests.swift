@@ -38,9 +38,15 @@ import Testing
         .init(
             base: "https://api.example.com/v1/", path: "HTTPS://cdn.example.org/a b",
             expected: "HTTPS://cdn.example.org/a%20b"),
-        .init(base: "https://api.example.com/v1/", path: "files/my file.txt", expected: "https://api.example.com/v1/files/my%20file.txt"),
-        .init(base: "https://api.example.com/v1/", path: "files/a%2Fb", expected: "https://api.example.com/v1/files/a%2Fb"),
-        .init(base: "https://api.example.com/v1/", path: "用户/😀", expected: "https://api.example.com/v1/%E7%94%A8%E6%88%B7/%F0%9F%98%80"),
+        .init(
+            base: "https://api.example.com/v1/", path: "files/my file.txt",
+            expected: "https://api.example.com/v1/files/my%20file.txt"),
+        .init(
+            base: "https://api.example.com/v1/", path: "files/a%2Fb", expected: "https://api.example.com/v1/files/a%2Fb"
+        ),
+        .init(
+            base: "https://api.example.com/v1/", path: "用户/😀",
+            expected: "https://api.example.com/v1/%E7%94%A8%E6%88%B7/%F0%9F%98%80"),
         .init(base: "https://api.example.com/v1/", path: "orders#top", expected: "https://api.example.com/v1/orders"),
         .init(base: "https://api.example.com/v1/", path: "100%", expected: "https://api.example.com/v1/100%25"),
     ]
@@ -63,21 +69,28 @@ import Testing
     @Test("a base URL that is not http(s) is an invalid request, not a crash")
     func rejectsBadBase() async throws {
         let client = NetworkClient(
-            configuration: .init(baseURL: URL(string: "ftp://files.example.com/")!, transport: MockTransport { _ in .json("{}") }))
-        let error = await networkError { _ = try await client.send(Endpoint<EmptyResponse>.init(method: .get, path: "x", decoding: .empty)) }
+            configuration: .init(
+                baseURL: URL(string: "ftp://files.example.com/")!, transport: MockTransport { _ in .json("{}") }))
+        let error = await networkError {
+            _ = try await client.send(Endpoint<EmptyResponse>.init(method: .get, path: "x", decoding: .empty))
+        }
         #expect(error?.code == .invalidRequest)
     }
 
-    @Test("an invalid method token or header is rejected before sending", arguments: [
-        Endpoint<EmptyResponse>(method: "GE T", path: "x", decoding: .empty),
-        Endpoint<EmptyResponse>(method: "", path: "x", decoding: .empty),
-        Endpoint<EmptyResponse>(method: .get, path: "x", headers: ["X-Evil": "a\r\nInjected: yes"], decoding: .empty),
-        Endpoint<EmptyResponse>(method: .get, path: "x", headers: ["Bad Name": "v"], decoding: .empty),
-        Endpoint<EmptyResponse>(method: .get, path: "x", decoding: .empty).timeout(.zero),
-    ])
+    @Test(
+        "an invalid method token or header is rejected before sending",
+        arguments: [
+            Endpoint<EmptyResponse>(method: "GE T", path: "x", decoding: .empty),
+            Endpoint<EmptyResponse>(method: "", path: "x", decoding: .empty),
+            Endpoint<EmptyResponse>(
+                method: .get, path: "x", headers: ["X-Evil": "a\r\nInjected: yes"], decoding: .empty),
+            Endpoint<EmptyResponse>(method: .get, path: "x", headers: ["Bad Name": "v"], decoding: .empty),
+            Endpoint<EmptyResponse>(method: .get, path: "x", decoding: .empty).timeout(.zero),
+        ])
     func rejectsInvalidParts(_ endpoint: Endpoint<EmptyResponse>) async throws {
         let transport = MockTransport { _ in HTTPResponse(status: 204) }
-        let client = NetworkClient(configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
+        let client = NetworkClient(
+            configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
         let error = await networkError { _ = try await client.send(endpoint) }
         #expect(error?.code == .invalidRequest)
         #expect(transport.requests.isEmpty)

@@ -15,7 +15,8 @@ import Testing
     {
         let transport = MockTransport { _ in .json(body, status: status) }
         return NetworkClient(
-            configuration: .init(baseURL: URL(string: "https://api.example.com/")!, envelope: format, transport: transport))
+            configuration: .init(
+                baseURL: URL(string: "https://api.example.com/")!, envelope: format, transport: transport))
     }
 
     struct Variant: Sendable, CustomTestStringConvertible {
@@ -41,7 +42,9 @@ import Testing
             body: #"{"errno":0,"errmsg":"","payload":{"id":7,"name":"Ann"}}"#),
         .init(
             name: "extra unknown fields", format: .standard,
-            body: #"{"trace":"abc","code":0,"msg":"ok","ts":1700000000,"data":{"id":7,"name":"Ann","extra":[1,2]},"more":{"x":null}}"#),
+            body:
+                #"{"trace":"abc","code":0,"msg":"ok","ts":1700000000,"data":{"id":7,"name":"Ann","extra":[1,2]},"more":{"x":null}}"#
+        ),
         .init(
             name: "several success codes", format: EnvelopeFormat(successCodes: [0, 200]),
             body: #"{"code":200,"data":{"id":7,"name":"Ann"}}"#),
@@ -56,7 +59,9 @@ import Testing
 
     @Test(
         "an endpoint that expects no payload accepts data missing or null",
-        arguments: [#"{"code":0,"msg":"ok"}"#, #"{"code":0,"msg":"ok","data":null}"#, #"{"code":0,"data":{"ignored":true}}"#])
+        arguments: [
+            #"{"code":0,"msg":"ok"}"#, #"{"code":0,"msg":"ok","data":null}"#, #"{"code":0,"data":{"ignored":true}}"#,
+        ])
     func emptyPayload(_ body: String) async throws {
         let result = try await client(answering: body).send(Endpoint<EmptyResponse>.post("logout"))
         #expect(result == EmptyResponse())

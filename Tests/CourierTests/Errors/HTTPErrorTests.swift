@@ -23,7 +23,9 @@ import Testing
         let backend = try Backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/fail") { _ in
-            .json(#"{"errorCode":4031,"errorDescription":"Forbidden here","content":"Please log in again"}"#, status: status)
+            .json(
+                #"{"errorCode":4031,"errorDescription":"Forbidden here","content":"Please log in again"}"#,
+                status: status)
         }
         let error = await networkError { _ = try await backend.client.send(Endpoint<EmptyResponse>.get("fail")) }
         #expect(error?.code == .httpStatus)
@@ -83,11 +85,16 @@ import Testing
 
     @Test(
         "the seeds' content types are accepted, with parameters",
-        arguments: ["application/json", "text/json", "text/javascript", "text/html", "text/plain", "Application/JSON; charset=utf-8"])
+        arguments: [
+            "application/json", "text/json", "text/javascript", "text/html", "text/plain",
+            "Application/JSON; charset=utf-8",
+        ])
     func acceptedContentTypes(_ contentType: String) async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
-        backend.server.route("/v1/me") { _ in .text(#"{"code":0,"data":{"id":1,"title":"t"}}"#, contentType: contentType) }
+        backend.server.route("/v1/me") { _ in
+            .text(#"{"code":0,"data":{"id":1,"title":"t"}}"#, contentType: contentType)
+        }
         let order = try await backend.client.send(Endpoint<Order>.get("me"))
         #expect(order.id == 1)
     }
@@ -121,7 +128,9 @@ import Testing
         let backend = try Backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/login") { _ in
-            .json(#"{"code":1,"msg":"bad password","data":{"token":"tok-SECRET-1","password":"pw-SECRET-2"}}"#, status: 500)
+            .json(
+                #"{"code":1,"msg":"bad password","data":{"token":"tok-SECRET-1","password":"pw-SECRET-2"}}"#,
+                status: 500)
         }
         let endpoint = Endpoint<EmptyResponse>.post(
             "login", query: ["token": "tok-SECRET-3", "sign": "sig-SECRET-4", "page": "1"],

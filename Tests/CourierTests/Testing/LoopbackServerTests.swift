@@ -76,7 +76,9 @@ import Testing
             }
         }
         #expect(group.wait(timeout: .now() + 30) == .success)
-        #expect(answers.value == 64, "\(answers.failures) received: \(server.requests.count) events: \(server.events.count)")
+        #expect(
+            answers.value == 64, "\(answers.failures) received: \(server.requests.count) events: \(server.events.count)"
+        )
         // Served one after another this would take 64 × 0.3 s = 19 s.
         #expect(ContinuousClock.now - start < .seconds(6))
         #expect(server.events.filter { $0 == .connected }.count == 64)

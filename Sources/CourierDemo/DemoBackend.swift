@@ -1,0 +1,54 @@
+import Courier
+import CourierTesting
+import Foundation
+
+/// An order, as the demo backend serves it.
+struct Order: Codable, Sendable {
+    let id: Int
+    let title: String
+    let price: Double
+}
+
+/// What a client sends to create an order.
+struct NewOrder: Codable, Sendable {
+    let title: String
+    let price: Double
+}
+
+/// The embedded backend the walkthrough talks to: an app backend in the seeds' style, on a
+/// `LoopbackServer` at 127.0.0.1 with a port the system picks.
+enum DemoBackend {
+    static func start() throws -> LoopbackServer {
+        let server = try LoopbackServer()
+        let catalogue = (1...45).map { Order(id: $0, title: "Order #\($0)", price: Double($0) * 1.5) }
+
+        server.route("/api/v1/orders", method: .get) { request in
+            let page = max(Int(request.query["page"] ?? "1") ?? 1, 1)
+            let slice = catalogue.dropFirst((page - 1) * 20).prefix(20)
+            return .envelope(data: Array(slice))
+        }
+        server.route("/api/v1/orders", method: .post) { request in
+            let new = try request.json(NewOrder.self)
+            return .envelope(data: Order(id: 46, title: new.title, price: new.price))
+        }
+        server.route("/api/v1/search") { request in
+            // Echo what arrived, so the walkthrough can show the encoding round trip.
+            .envelope(data: ["raw": request.rawQuery, "q": request.query["q"] ?? ""])
+        }
+        server.route("/api/v1/profile") { _ in
+            .json(#"{"code":99,"msg":"Not logged in","data":null}"#)
+        }
+        server.route("/api/v1/legacy") { _ in
+            .json(
+                #"{"errorCode":4031,"errorDescription":"Account frozen","content":"Please call support"}"#, status: 403)
+        }
+        server.route("/api/v1/report") { _ in
+            LoopbackServer.Response.json(#"{"code":0,"msg":"ok","data":"\#(String(repeating: "x", count: 2000))"}"#)
+                .with(.drip(bytes: 1, every: .milliseconds(20)))
+        }
+        server.route("/api/v1/slow") { _ in
+            LoopbackServer.Response.json(#"{"code":0,"data":"late"}"#).delayed(by: .seconds(30))
+        }
+        return server
+    }
+}
