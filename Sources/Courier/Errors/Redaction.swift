@@ -63,19 +63,39 @@ public enum Redaction {
         return (String(String.UnicodeScalarView(s[index..<end])), end + 1)
     }
 
-    /// The end of a value: a quoted JSON string, or text up to a separator.
+    /// The end of a value: a quoted JSON string, a JSON object or array (to its matching
+    /// bracket, or the end of a truncated snippet), or text up to a separator.
     private static func endOfValue(in s: [Unicode.Scalar], from start: Int) -> Int {
         guard start < s.count else { return start }
-        if s[start] == "\"" {
-            var index = start + 1
-            while index < s.count, s[index] != "\"" {
-                index += s[index] == "\\" ? 2 : 1
+        if s[start] == "\"" { return endOfString(in: s, from: start) }
+        if s[start] == "{" || s[start] == "[" {
+            var depth = 0
+            var index = start
+            while index < s.count {
+                switch s[index] {
+                case "\"": index = endOfString(in: s, from: index) - 1
+                case "{", "[": depth += 1
+                case "}", "]":
+                    depth -= 1
+                    if depth == 0 { return index + 1 }
+                default: break
+                }
+                index += 1
             }
-            return min(index + 1, s.count)
+            return s.count
         }
         var index = start
         while index < s.count, !"&,}] \n\r\t;\"".unicodeScalars.contains(s[index]) { index += 1 }
         return index
+    }
+
+    /// The index just past the JSON string that starts at `start`.
+    private static func endOfString(in s: [Unicode.Scalar], from start: Int) -> Int {
+        var index = start + 1
+        while index < s.count, s[index] != "\"" {
+            index += s[index] == "\\" ? 2 : 1
+        }
+        return min(index + 1, s.count)
     }
 
     private static func isNameScalar(_ scalar: Unicode.Scalar) -> Bool {

@@ -181,3 +181,20 @@ import Testing
         #expect(refusing.port > 0)
     }
 }
+
+@Suite struct CachingTests {
+    @Test("no URL cache by default: a cacheable answer is fetched again")
+    func noCache() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/cacheable") { _ in
+            var response = LoopbackServer.Response.envelope(data: 1)
+            response.headers["Cache-Control"] = "public, max-age=3600"
+            response.headers["ETag"] = "\"v1\""
+            return response
+        }
+        for _ in 0..<3 { _ = try await backend.client.send(Endpoint<Int>.get("cacheable")) }
+        #expect(backend.server.requests.count == 3)
+        #expect(backend.server.requests.allSatisfy { $0.headers["If-None-Match"] == nil })
+    }
+}
