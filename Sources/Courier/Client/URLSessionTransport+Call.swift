@@ -14,12 +14,13 @@ extension URLSessionTransport {
         private enum State {
             case idle
             case stoppedBeforeStart(NetworkError)
-            case running(CheckedContinuation<HTTPResponse, any Error>, URLSessionDataTask, DispatchWorkItem)
+            case running(CheckedContinuation<HTTPResponse, any Error>, URLSessionDataTask, any DispatchSourceTimer)
             case finished
         }
 
         private let lock = NSLock()
         private var state = State.idle
+        private weak var registry: SessionDelegate?
         private var response: HTTPURLResponse?
         private var body = Data()
         private let request: URLRequest
@@ -49,12 +50,16 @@ extension URLSessionTransport {
                 return
             }
             let task = session.dataTask(with: request)
+            self.registry = registry
             registry.register(self, for: task)
-            let deadline = DispatchWorkItem { [self] in stop(timedOut) }
+            // A timer source, cancelled on completion, holds nothing once the call is over.
+            let deadline = DispatchSource.makeTimerSource(queue: .global())
+            deadline.schedule(deadline: .now() + timeout.seconds)
+            deadline.setEventHandler { [weak self, timedOut] in self?.stop(timedOut) }
             state = .running(continuation, task, deadline)
             task.resume()
             lock.unlock()
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.seconds, execute: deadline)
+            deadline.resume()
         }
 
         /// Ends the call with an error (cancellation or deadline) and stops the transfer.
@@ -68,6 +73,7 @@ extension URLSessionTransport {
                 state = .finished
                 lock.unlock()
                 deadline.cancel()
+                registry?.forget(task)
                 task.cancel()
                 continuation.resume(throwing: error)
             case .stoppedBeforeStart, .finished:

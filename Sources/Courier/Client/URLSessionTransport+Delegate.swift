@@ -21,6 +21,11 @@ extension URLSessionTransport {
             lock.withLock { calls[task.taskIdentifier] = call }
         }
 
+        /// Stops routing a task's callbacks (its call has ended early).
+        func forget(_ task: URLSessionTask) {
+            _ = lock.withLock { calls.removeValue(forKey: task.taskIdentifier) }
+        }
+
         private func call(for task: URLSessionTask) -> Call? {
             lock.withLock { calls[task.taskIdentifier] }
         }

@@ -52,14 +52,6 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
         }
     }
 
-    /// Whether the method carries its parameters in the URL query rather than in a body.
-    public var prefersQueryParameters: Bool {
-        switch rawValue {
-        case "GET", "HEAD", "DELETE": true
-        default: false
-        }
-    }
-
     /// Whether the token is a valid RFC 9110 method token (visible ASCII letters, digits and
     /// `!#$%&'*+-.^_`|~`).
     var isValidToken: Bool {
