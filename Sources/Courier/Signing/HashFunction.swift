@@ -1,0 +1,93 @@
+import Foundation
+
+/// A cryptographic hash written in pure Swift (Linux has no CryptoKit): ``SHA256`` and, for
+/// legacy backends only, ``MD5``.
+///
+/// ```swift
+/// let digest = SHA256.hash(Data("abc".utf8)).hexString
+/// // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/// ```
+public protocol HashFunction: Sendable {
+    /// The size of the blocks the function consumes, in bytes (64 for SHA-256 and MD5).
+    static var blockSize: Int { get }
+    /// Creates a hash with no input yet.
+    init()
+    /// Adds bytes to the input.
+    /// - Parameter bytes: The bytes.
+    mutating func update(_ bytes: UnsafeRawBufferPointer)
+    /// Returns the digest of all input so far.
+    /// - Returns: The digest bytes.
+    func finalize() -> [UInt8]
+}
+
+extension HashFunction {
+    /// Adds bytes to the input.
+    /// - Parameter data: The bytes.
+    public mutating func update(_ data: some DataProtocol) {
+        for region in data.regions { region.withUnsafeBytes { update($0) } }
+    }
+
+    /// The digest of `data`.
+    /// - Parameter data: The input.
+    /// - Returns: The digest bytes.
+    public static func hash(_ data: some DataProtocol) -> [UInt8] {
+        var function = Self()
+        function.update(data)
+        return function.finalize()
+    }
+}
+
+/// The Merkle–Damgård buffering that SHA-256 and MD5 share: collects input into 64-byte blocks
+/// and pads the last one with the message length in bits.
+struct BlockBuffer: Sendable {
+    private(set) var pending: [UInt8] = []
+    private(set) var byteCount: UInt64 = 0
+
+    init() { pending.reserveCapacity(64) }
+
+    /// Feeds bytes, calling `compress` for every complete 64-byte block.
+    mutating func append(_ bytes: UnsafeRawBufferPointer, compress: (UnsafeRawBufferPointer) -> Void) {
+        byteCount &+= UInt64(bytes.count)
+        var offset = 0
+        if !pending.isEmpty {
+            let take = min(64 - pending.count, bytes.count)
+            pending.append(contentsOf: bytes[0..<take])
+            offset = take
+            if pending.count == 64 {
+                pending.withUnsafeBytes(compress)
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        while bytes.count - offset >= 64 {
+            compress(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 64)]))
+            offset += 64
+        }
+        if offset < bytes.count { pending.append(contentsOf: bytes[offset...]) }
+    }
+
+    /// The final padded block or blocks: `0x80`, zeros, and the bit length (big- or little-endian).
+    func padding(bigEndianLength: Bool) -> [UInt8] {
+        var tail = pending
+        tail.append(0x80)
+        while tail.count % 64 != 56 { tail.append(0) }
+        let bits = byteCount &* 8
+        for index in 0..<8 {
+            let shift = bigEndianLength ? UInt64(56 - 8 * index) : UInt64(8 * index)
+            tail.append(UInt8(truncatingIfNeeded: bits >> shift))
+        }
+        return tail
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    /// The bytes as lower-case hexadecimal.
+    public var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in self {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

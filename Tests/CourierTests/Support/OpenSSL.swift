@@ -1,0 +1,29 @@
+import Foundation
+
+/// Runs the `openssl` command line as a separate process: an implementation independent of
+/// Courier's, to cross-check digests and signatures.
+enum OpenSSL {
+    struct Missing: Error, CustomStringConvertible {
+        var description: String { "openssl is not installed; .ci/run installs it (apt-get install openssl)" }
+    }
+
+    /// `openssl dgst <arguments> -r` over `input`, returning the hex digest.
+    static func digest(_ input: Data, arguments: [String]) throws -> String {
+        guard
+            let path = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: FileManager.default.isExecutableFile)
+        else { throw Missing() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["dgst"] + arguments + ["-r"]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        stdin.fileHandleForWriting.write(input)
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: output, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+    }
+}
