@@ -28,16 +28,20 @@ extension NetworkClient {
         public var encoder: JSONEncoder
         /// Sends requests. `nil` (the default) means a ``URLSessionTransport`` owned by the client.
         public var transport: (any Transport)?
+        /// The interceptor layers, outermost first: each request passes through them in this order
+        /// on its way to the transport, and its response in reverse order.
+        public var interceptors: [any Interceptor]
 
         /// Creates a configuration.
         /// - Parameters:
         ///   - baseURL: The URL endpoint paths are joined to.
         ///   - timeout: The default overall deadline of a request.
         ///   - envelope: The backend's envelope format.
+        ///   - interceptors: The interceptor layers, outermost first.
         ///   - transport: The transport, or `nil` for a ``URLSessionTransport``.
         public init(
             baseURL: URL, timeout: Duration = .seconds(30), envelope: EnvelopeFormat = .standard,
-            transport: (any Transport)? = nil
+            interceptors: [any Interceptor] = [], transport: (any Transport)? = nil
         ) {
             self.baseURL = baseURL
             self.timeout = timeout
@@ -49,6 +53,7 @@ extension NetworkClient {
             self.decoder = JSONDecoder()
             self.encoder = JSONEncoder()
             self.transport = transport
+            self.interceptors = interceptors
         }
     }
 }

@@ -13,7 +13,7 @@ import Foundation
 public actor NetworkClient {
     /// The settings the client was created with.
     public nonisolated let configuration: Configuration
-    private nonisolated let transport: any Transport
+    private nonisolated let chain: InterceptorChain
     private nonisolated let encoder: JSONEncoder
     private nonisolated let decodingContext: DecodingContext
     private nonisolated let validation: ResponseValidation
@@ -26,7 +26,8 @@ public actor NetworkClient {
     /// - Parameter configuration: Base URL, timeouts, envelope format, validation and transport.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        self.transport = configuration.transport ?? URLSessionTransport()
+        self.chain = InterceptorChain(
+            interceptors: configuration.interceptors, transport: configuration.transport ?? URLSessionTransport())
         self.encoder = configuration.encoder.copy()
         self.decodingContext = DecodingContext(
             decoder: configuration.decoder.copy(addingUserInfo: [.envelopeFormat: configuration.envelope]),
@@ -52,8 +53,8 @@ public actor NetworkClient {
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
         }
-        let decoding = endpoint.decoding
-        let (id, task) = await begin { [self] in try await exchange(request, decoding) }
+        let (decoding, skipped) = (endpoint.decoding, endpoint.skippedLayers)
+        let (id, task) = await begin { [self] in try await exchange(request, decoding, skipping: skipped) }
         let result = await withTaskCancellationHandler {
             await task.result
         } onCancel: {
@@ -92,13 +93,14 @@ public actor NetworkClient {
 
     // MARK: - Pipeline (off the actor)
 
-    /// Sends a built request and decodes its answer.
-    private nonisolated func exchange<Response>(_ request: HTTPRequest, _ decoding: ResponseDecoding<Response>)
-        async throws -> Response
-    {
+    /// Sends a built request through the interceptors and the transport, and decodes its answer.
+    private nonisolated func exchange<Response>(
+        _ request: HTTPRequest, _ decoding: ResponseDecoding<Response>, skipping skipped: Set<InterceptorLayer>
+    ) async throws -> Response {
         let response: HTTPResponse
         do {
-            response = try await transport.send(request)
+            let context = InterceptorContext(envelope: configuration.envelope)
+            response = try await chain.send(request, context: context, skipping: skipped)
         } catch {
             throw NetworkError.wrapping(error)
         }

@@ -47,26 +47,15 @@ struct ResponseValidation: Sendable {
         error.status = response.status
         error.headers = response.headers
         error.body = response.body
-        guard response.body.count <= 1 << 20,
-            let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
-        else { return error }
+        guard let object = EnvelopeProbe.object(in: response.body) else { return error }
         if object["errorCode"] != nil || object["errorDescription"] != nil || object["content"] != nil {
-            error.businessCode = Self.integer(object["errorCode"])
+            error.businessCode = EnvelopeProbe.integer(object["errorCode"])
             error.businessMessage = object["errorDescription"] as? String
             error.userMessage = object["content"] as? String
-        } else if let code = Self.integer(object[envelope.codeKey]) {
+        } else if let code = EnvelopeProbe.integer(object[envelope.codeKey]) {
             error.businessCode = code
             error.businessMessage = object[envelope.messageKey] as? String
         }
         return error
-    }
-
-    /// An integer from a JSON number or a numeric string.
-    private static func integer(_ value: Any?) -> Int? {
-        switch value {
-        case let number as NSNumber: number.intValue
-        case let text as String: Int(text)
-        default: nil
-        }
     }
 }

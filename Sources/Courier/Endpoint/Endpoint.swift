@@ -36,6 +36,9 @@ public struct Endpoint<Response: Sendable>: Sendable {
     public var timeout: Duration?
     /// How the answer is decoded.
     public var decoding: ResponseDecoding<Response>
+    /// The interceptor layers this endpoint opts out of, for example ``InterceptorLayer/token``
+    /// for the endpoint that fetches the token.
+    public var skippedLayers: Set<InterceptorLayer> = []
 
     /// Creates an endpoint with any method.
     /// - Parameters:
@@ -57,6 +60,15 @@ public struct Endpoint<Response: Sendable>: Sendable {
         self.headers = headers
         self.timeout = timeout
         self.decoding = decoding
+    }
+
+    /// A copy that opts out of interceptor layers.
+    /// - Parameter layers: The layers to skip.
+    /// - Returns: The changed endpoint.
+    public func skipping(_ layers: InterceptorLayer...) -> Self {
+        var copy = self
+        copy.skippedLayers.formUnion(layers)
+        return copy
     }
 
     /// A copy with another overall deadline.

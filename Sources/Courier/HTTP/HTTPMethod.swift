@@ -52,6 +52,12 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
         }
     }
 
+    /// Whether parameters that interceptors add go in the query (`GET`, `HEAD`, `DELETE`) rather
+    /// than in a body.
+    var carriesParametersInQuery: Bool {
+        self == .get || self == .head || self == .delete
+    }
+
     /// Whether the token is a valid RFC 9110 method token (visible ASCII letters, digits and
     /// `!#$%&'*+-.^_`|~`).
     var isValidToken: Bool {

@@ -1,0 +1,27 @@
+import Foundation
+
+/// Reads fields of a JSON body without decoding a type: the business code that layers react to
+/// (re-login, token refresh), and the fields of error bodies.
+enum EnvelopeProbe {
+    /// The top-level object of a JSON body of at most 8 MB, or `nil`.
+    static func object(in body: Data) -> [String: Any]? {
+        guard !body.isEmpty, body.count <= 8 << 20 else { return nil }
+        return (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+    }
+
+    /// The code of the envelope in `body`, or `nil` when `body` is not a JSON object with an
+    /// integer (or, when the format allows, numeric string) code under the format's key.
+    static func code(in body: Data, format: EnvelopeFormat) -> Int? {
+        guard let object = object(in: body) else { return nil }
+        return integer(object[format.codeKey], allowingStrings: format.acceptsStringCodes)
+    }
+
+    /// An integer from a JSON number or a numeric string.
+    static func integer(_ value: Any?, allowingStrings: Bool = true) -> Int? {
+        switch value {
+        case let number as NSNumber: number.intValue
+        case let text as String where allowingStrings: Int(text.trimmingCharacters(in: .whitespaces))
+        default: nil
+        }
+    }
+}

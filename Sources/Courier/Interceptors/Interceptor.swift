@@ -1,0 +1,113 @@
+/// One layer of the onion between ``NetworkClient/send(_:)`` and the ``Transport``.
+///
+/// A layer gets the request with its parameters still structured, and `next`, which runs every
+/// inner layer and the transport. It can change the request, answer without calling `next`
+/// (short-circuit), look at the response (status, headers, body bytes), or call `next` again
+/// (retry: every inner layer runs again, so each attempt carries the current token and a fresh
+/// signature). Layers run in the order of ``NetworkClient/Configuration/interceptors``, the
+/// first outermost.
+///
+/// ```swift
+/// struct RequestID: Interceptor {
+///     var layer: InterceptorLayer { "requestID" }
+///     func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext)
+///         async throws -> HTTPResponse
+///     {
+///         var request = request
+///         request.headers["X-Request-ID"] = UUID().uuidString
+///         return try await next(request)
+///     }
+/// }
+/// ```
+public protocol Interceptor: Sendable {
+    /// Which layer this is. An endpoint opts out of layers by naming them in
+    /// ``Endpoint/skippedLayers``.
+    var layer: InterceptorLayer { get }
+
+    /// Handles one request.
+    /// - Parameters:
+    ///   - request: The request as the outer layers left it.
+    ///   - context: Facts about the endpoint and the client.
+    ///   - next: Runs the inner layers and the transport; may be called more than once.
+    /// - Returns: The response for the outer layers.
+    /// - Throws: ``NetworkError``.
+    func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
+        -> HTTPResponse
+}
+
+/// Runs the inner layers and the transport for a request.
+public typealias InterceptorNext = @Sendable (HTTPRequest) async throws -> HTTPResponse
+
+/// The name of an interceptor layer; an open set.
+public struct InterceptorLayer: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral {
+    /// The layer's name.
+    public let rawValue: String
+
+    /// Creates a layer name.
+    /// - Parameter rawValue: The name.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Creates a layer name from a literal.
+    /// - Parameter value: The name.
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    /// ``HeadersInterceptor``.
+    public static let headers: InterceptorLayer = "headers"
+    /// ``CommonParametersInterceptor``.
+    public static let commonParameters: InterceptorLayer = "commonParameters"
+    /// ``SigningInterceptor``.
+    public static let signing: InterceptorLayer = "signing"
+    /// The token layer.
+    public static let token: InterceptorLayer = "token"
+    /// The re-login layer.
+    public static let reLogin: InterceptorLayer = "reLogin"
+    /// The retry layer.
+    public static let retry: InterceptorLayer = "retry"
+    /// The logging layer.
+    public static let logging: InterceptorLayer = "logging"
+}
+
+/// What an interceptor may know about the request it handles, beyond the request itself.
+public struct InterceptorContext: Sendable {
+    /// The envelope format of the client, to read business codes from responses.
+    public let envelope: EnvelopeFormat
+
+    /// Creates a context (the client makes one per request; tests of a custom layer can too).
+    /// - Parameter envelope: The envelope format.
+    public init(envelope: EnvelopeFormat = .standard) {
+        self.envelope = envelope
+    }
+
+    /// The business code of a response whose body is an envelope in ``envelope``'s format, or
+    /// `nil` when the body is not one.
+    /// - Parameter response: The response.
+    /// - Returns: The code.
+    public func businessCode(in response: HTTPResponse) -> Int? {
+        EnvelopeProbe.code(in: response.body, format: envelope)
+    }
+}
+
+/// Runs a list of interceptors around a transport.
+struct InterceptorChain: Sendable {
+    let interceptors: [any Interceptor]
+    let transport: any Transport
+
+    /// Sends `request` through every layer not in `skipped`, outermost first.
+    func send(_ request: HTTPRequest, context: InterceptorContext, skipping skipped: Set<InterceptorLayer>)
+        async throws -> HTTPResponse
+    {
+        try await send(request, from: 0, context: context, skipping: skipped)
+    }
+
+    private func send(
+        _ request: HTTPRequest, from index: Int, context: InterceptorContext, skipping skipped: Set<InterceptorLayer>
+    ) async throws -> HTTPResponse {
+        var index = index
+        while index < interceptors.count, skipped.contains(interceptors[index].layer) { index += 1 }
+        guard index < interceptors.count else { return try await transport.send(request) }
+        let next = index + 1
+        return try await interceptors[index].intercept(request, context: context) { request in
+            try await send(request, from: next, context: context, skipping: skipped)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Common headers and common parameters, as the server receives them.
+@Suite struct ParametersAndHeadersTests {
+    @Test("static and computed headers are added; the endpoint's own header wins")
+    func headers() async throws {
+        let backend = try Backend {
+            $0.interceptors = [
+                .headers(["phone_type": "app_iOS", "User-Agent": "static"]) { request in
+                    ["User-Agent": "enc(" + request.url.lastPathComponent + ")"]
+                }
+            ]
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .empty204 }
+        _ = try await backend.client.send(Endpoint<EmptyResponse>.get("a", decoding: .empty))
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>.get("a", headers: ["phone_type": "web"], decoding: .empty))
+        let (first, second) = (backend.server.requests[0].headers, backend.server.requests[1].headers)
+        #expect(first["phone_type"] == "app_iOS")
+        #expect(first["User-Agent"] == "enc(a)")
+        #expect(second["phone_type"] == "web")
+    }
+
+    @Test("a computed header that fails or is invalid is an invalid request, and nothing is sent")
+    func badHeaders() async throws {
+        struct Failure: Error {}
+        let transport = MockTransport { _ in .json("{}") }
+        for layer: HeadersInterceptor in [.headers(computed: { _ in throw Failure() }), .headers(["X": "a\nb"])] {
+            let client = NetworkClient(
+                configuration: .init(
+                    baseURL: URL(string: "https://api.example.com/")!, interceptors: [layer], transport: transport))
+            let error = await networkError { _ = try await client.send(Endpoint<EmptyResponse>.get("a")) }
+            #expect(error?.code == .invalidRequest)
+        }
+        #expect(transport.requests.isEmpty)
+    }
+
+    private static let common: CommonParametersInterceptor = .commonParameters(["version": "3.2.0", "os": "2"]) { _ in
+        ["deviceId": "dev 1/é"]
+    }
+
+    @Test("common parameters go to the query of GET, HEAD and DELETE", arguments: [HTTPMethod.get, .head, .delete])
+    func query(_ method: HTTPMethod) async throws {
+        let backend = try Backend { $0.interceptors = [Self.common] }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .empty204 }
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>(method: method, path: "a", query: ["os": "mine"], decoding: .empty))
+        let request = try #require(backend.server.requests.first)
+        #expect(
+            request.query.items.map { "\($0.name)=\($0.value)" } == ["os=mine", "version=3.2.0", "deviceId=dev 1/é"])
+        #expect(request.body.isEmpty)
+    }
+
+    @Test("common parameters go to the form of a POST, with or without a form body")
+    func form() async throws {
+        let backend = try Backend { $0.interceptors = [Self.common] }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .empty204 }
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>.post("a", body: .form(["version": "9"]), decoding: .empty))
+        _ = try await backend.client.send(Endpoint<EmptyResponse>.post("a", decoding: .empty))
+        let (first, second) = (backend.server.requests[0], backend.server.requests[1])
+        #expect(first.form.items.map { "\($0.name)=\($0.value)" } == ["version=9", "os=2", "deviceId=dev 1/é"])
+        #expect(second.form.items.map(\.name) == ["version", "os", "deviceId"])
+        #expect(second.headers["Content-Type"] == "application/x-www-form-urlencoded")
+        #expect(first.rawQuery.isEmpty && second.rawQuery.isEmpty)
+    }
+
+    @Test("common parameters join the top-level object of a JSON body; raw bodies keep their bytes")
+    func json() async throws {
+        struct Body: Codable, Sendable {
+            let title: String
+            let os: String
+        }
+        let backend = try Backend { $0.interceptors = [Self.common] }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .empty204 }
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>.put("a", body: .json(Body(title: "t", os: "ios")), decoding: .empty))
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>.post(
+                "a", body: .data(Data("raw".utf8), contentType: "text/plain"), decoding: .empty))
+        let object = try JSONSerialization.jsonObject(with: backend.server.requests[0].body) as? [String: String]
+        #expect(object == ["title": "t", "os": "ios", "version": "3.2.0", "deviceId": "dev 1/é"])
+        #expect(backend.server.requests[1].body == Data("raw".utf8))
+        #expect(backend.server.requests[1].query["version"] == "3.2.0")
+    }
+
+    @Test("a JSON body that is not an object cannot take common parameters")
+    func jsonArray() async throws {
+        let transport = MockTransport { _ in .json("{}") }
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: URL(string: "https://api.example.com/")!, interceptors: [Self.common], transport: transport))
+        let error = await networkError {
+            _ = try await client.send(Endpoint<EmptyResponse>.post("a", body: .json([1, 2])))
+        }
+        #expect(error?.code == .invalidRequest)
+        #expect(transport.requests.isEmpty)
+    }
+}
