@@ -1,0 +1,123 @@
+import Foundation
+
+/// Attaches the token to every request, fetches it when there is none (the seeds' `getToken`),
+/// and refreshes it once when the server says it expired: on HTTP 401 and on configured business
+/// codes. Refreshes are single-flight: a thousand requests that meet an expired token together
+/// cause one refresh, and each is then replayed once with the new token.
+///
+/// The endpoint that fetches the token must skip this layer: `.skipping(.token)`.
+///
+/// ```swift
+/// .token(store: tokens, placement: .header("token"), refreshCodes: [401_001]) {
+///     try await client.send(.getToken()).token
+/// }
+/// ```
+public struct TokenInterceptor: Interceptor {
+    /// Where the token goes.
+    public enum Placement: Sendable, Hashable {
+        /// In a header, after a prefix: `.header("token")`, or `Authorization: Bearer …` with
+        /// ``bearer``.
+        case header(String, prefix: String = "")
+        /// In a parameter (query for GET/HEAD/DELETE, form or JSON body otherwise).
+        case parameter(String)
+
+        /// `Authorization: Bearer <token>`.
+        public static let bearer = Placement.header("Authorization", prefix: "Bearer ")
+    }
+
+    private let placement: Placement
+    private let refreshCodes: Set<Int>
+    private let refreshesOnUnauthorized: Bool
+    private let refresher: TokenRefresher
+
+    /// Creates the layer.
+    /// - Parameters:
+    ///   - store: Where the token lives.
+    ///   - placement: Where the token goes in a request.
+    ///   - refreshCodes: Business codes that mean "token expired".
+    ///   - refreshesOnUnauthorized: Whether HTTP 401 means "token expired".
+    ///   - fetchAttempts: How often one refresh tries `fetch` before failing.
+    ///   - fetchBackoff: The pause between those tries.
+    ///   - refreshLimit: At most this many refreshes start per `refreshWindow`.
+    ///   - refreshWindow: The window of `refreshLimit`.
+    ///   - fetch: Fetches a new token.
+    public init(
+        store: any TokenStore, placement: Placement = .header("token"), refreshCodes: Set<Int> = [],
+        refreshesOnUnauthorized: Bool = true, fetchAttempts: Int = 3, fetchBackoff: Duration = .milliseconds(500),
+        refreshLimit: Int = 5, refreshWindow: Duration = .seconds(60),
+        fetch: @escaping @Sendable () async throws -> String
+    ) {
+        self.placement = placement
+        self.refreshCodes = refreshCodes
+        self.refreshesOnUnauthorized = refreshesOnUnauthorized
+        self.refresher = TokenRefresher(
+            store: store, fetch: fetch, attempts: fetchAttempts, backoff: fetchBackoff, limit: refreshLimit,
+            window: refreshWindow)
+    }
+
+    /// ``InterceptorLayer/token``.
+    public var layer: InterceptorLayer { .token }
+
+    /// How many refreshes this layer has started, for tests and diagnostics.
+    public var refreshCount: Int {
+        get async { await refresher.refreshCount }
+    }
+
+    /// Sends the request with the current token; on an expiry answer, gets a newer token (one
+    /// refresh for all callers) and replays the request once.
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - context: Reads business codes.
+    ///   - next: The inner layers.
+    /// - Returns: The response.
+    /// - Throws: ``NetworkError/Code/tokenRefreshFailed`` when no token can be had; whatever
+    ///   `next` throws.
+    public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
+        -> HTTPResponse
+    {
+        let token = try await refresher.currentToken()
+        let response = try await next(try attaching(token, to: request))
+        guard isExpiry(response, context) else { return response }
+        let fresh = try await refresher.token(newerThan: token)
+        return try await next(try attaching(fresh, to: request))
+    }
+
+    private func isExpiry(_ response: HTTPResponse, _ context: InterceptorContext) -> Bool {
+        if refreshesOnUnauthorized && response.status == 401 { return true }
+        guard !refreshCodes.isEmpty, let code = context.businessCode(in: response) else { return false }
+        return refreshCodes.contains(code)
+    }
+
+    private func attaching(_ token: String, to request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
+        switch placement {
+        case .header(let name, let prefix):
+            var request = request
+            request.headers[name] = prefix + token
+            return request
+        case .parameter(let name):
+            var request = request
+            request.query.items.removeAll { $0.name == name }
+            if case .form(var form) = request.body {
+                form.items.removeAll { $0.name == name }
+                request.body = .form(form)
+            }
+            return try CommonParametersInterceptor.adding([name: token], to: request)
+        }
+    }
+}
+
+extension Interceptor where Self == TokenInterceptor {
+    /// A ``TokenInterceptor``.
+    /// - Parameters:
+    ///   - store: Where the token lives.
+    ///   - placement: Where the token goes in a request.
+    ///   - refreshCodes: Business codes that mean "token expired".
+    ///   - fetch: Fetches a new token.
+    /// - Returns: The layer.
+    public static func token(
+        store: any TokenStore, placement: TokenInterceptor.Placement = .header("token"), refreshCodes: Set<Int> = [],
+        fetch: @escaping @Sendable () async throws -> String
+    ) -> Self {
+        TokenInterceptor(store: store, placement: placement, refreshCodes: refreshCodes, fetch: fetch)
+    }
+}
