@@ -1,0 +1,111 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// The re-login layer against a backend that answers code 99 until the client logs in again.
+@Suite struct ReLoginTests {
+    /// The app's session: what the client sends in the `session` header.
+    actor Session {
+        var value = "none"
+        func set(_ value: String) { self.value = value }
+    }
+
+    final class Backend99: @unchecked Sendable {
+        let server: LoopbackServer
+        private let lock = NSLock()
+        private var logins = 0
+
+        init() throws {
+            server = try LoopbackServer()
+            server.route("/v1/login") { [self] _ in
+                let number = lock.withLock {
+                    logins += 1
+                    return logins
+                }
+                try await Task.sleep(for: .milliseconds(50))
+                return .envelope(data: "s\(number)")
+            }
+            server.route("/v1/data") { [self] request in
+                let valid = lock.withLock { "s\(logins)" }
+                return request.headers["session"] == valid
+                    ? .envelope(data: "ok") : .json(#"{"code":99,"msg":"not logged in"}"#)
+            }
+            server.route("/v1/elsewhere") { _ in .json(#"{"result":500,"code":500,"msg":"logged in elsewhere"}"#) }
+        }
+
+        var loginHits: Int { server.requests.filter { $0.path == "/v1/login" }.count }
+
+        func client(session: Session, events: SessionEvents, failingLogin: Bool = false) -> (
+            NetworkClient, ReLoginInterceptor
+        ) {
+            let base = server.baseURL.appendingPathComponent("v1/")
+            let plain = NetworkClient(configuration: .init(baseURL: base))
+            let layer = ReLoginInterceptor(codes: [99, 500], events: events) {
+                struct LoginFailed: Error {}
+                if failingLogin { throw LoginFailed() }
+                await session.set(try await plain.send(Endpoint<String>.post("login")))
+            }
+            let client = NetworkClient(
+                configuration: .init(
+                    baseURL: base,
+                    interceptors: [layer, .headers(computed: { _ in ["session": await session.value] })]))
+            return (client, layer)
+        }
+    }
+
+    @Test("200 concurrent requests meeting code 99 cause one re-login, and each is replayed once")
+    func storm() async throws {
+        let backend = try Backend99()
+        defer { backend.server.stop() }
+        let events = SessionEvents()
+        var observed = events.stream().makeAsyncIterator()
+        let (client, layer) = backend.client(session: Session(), events: events)
+        let results = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<200 { group.addTask { try await client.send(Endpoint<String>.get("data")) } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(results == Array(repeating: "ok", count: 200))
+        #expect(backend.loginHits == 1)
+        #expect(await layer.reLoginCount == 1)
+        let dataRequests = backend.server.requests.filter { $0.path == "/v1/data" }
+        #expect(dataRequests.count <= 400, "no request is replayed more than once")
+        #expect(await observed.next() == .reLoginNeeded)
+        #expect(await observed.next() == .reLoginSucceeded)
+        print(
+            "re-login storm: 200 requests, \(backend.loginHits) re-login, \(dataRequests.count) data requests on the wire"
+        )
+    }
+
+    @Test("a replay that still asks for a login throws sessionExpired and tells the app")
+    func replayStillFails() async throws {
+        let backend = try Backend99()
+        defer { backend.server.stop() }
+        let events = SessionEvents()
+        var observed = events.stream().makeAsyncIterator()
+        let (client, _) = backend.client(session: Session(), events: events)
+        let error = await networkError { _ = try await client.send(Endpoint<String>.get("elsewhere")) }
+        #expect(error?.code == .sessionExpired)
+        #expect(error?.businessCode == 500)
+        #expect(backend.server.requests.filter { $0.path == "/v1/elsewhere" }.count == 2)
+        #expect(await observed.next() == .reLoginNeeded)
+        #expect(await observed.next() == .reLoginSucceeded)
+        #expect(await observed.next() == .sessionExpired)
+    }
+
+    @Test("a failing re-login handler fails every waiting request with sessionExpired")
+    func handlerFails() async throws {
+        let backend = try Backend99()
+        defer { backend.server.stop() }
+        let (client, _) = backend.client(session: Session(), events: SessionEvents(), failingLogin: true)
+        let codes = await withTaskGroup(of: NetworkError.Code?.self) { group in
+            for _ in 0..<20 {
+                group.addTask { await networkError { _ = try await client.send(Endpoint<String>.get("data")) }?.code }
+            }
+            return await group.reduce(into: [NetworkError.Code?]()) { $0.append($1) }
+        }
+        #expect(codes == Array(repeating: .sessionExpired, count: 20))
+        #expect(backend.server.requests.allSatisfy { $0.path == "/v1/data" }, "no replay after a failed re-login")
+        #expect(backend.server.requests.count == 20)
+    }
+}
