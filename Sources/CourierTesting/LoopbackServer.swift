@@ -102,15 +102,16 @@ public final class LoopbackServer: @unchecked Sendable {
     {
         let id = UUID()
         return await withCheckedContinuation { continuation in
-            lock.lock()
-            if stopped || predicate(recordedEvents) {
-                let satisfied = predicate(recordedEvents)
-                lock.unlock()
-                continuation.resume(returning: satisfied)
+            let registered = lock.withLock {
+                guard !stopped else { return false }
+                waiters[id] = Waiter(predicate: predicate, continuation: continuation)
+                return true
+            }
+            guard registered else {
+                continuation.resume(returning: predicate(events))
                 return
             }
-            waiters[id] = Waiter(predicate: predicate, continuation: continuation)
-            lock.unlock()
+            resolveWaiters(timedOut: nil)
             Task { [weak self] in
                 try? await Task.sleep(for: timeout)
                 self?.resolveWaiters(timedOut: id)
@@ -144,18 +145,18 @@ public final class LoopbackServer: @unchecked Sendable {
         resolveWaiters(timedOut: nil)
     }
 
-    /// Resumes waiters whose predicate holds with `true`, and the one whose time ran out with `false`.
+    /// Resumes waiters whose predicate holds with `true`, and the one whose time ran out with
+    /// `false`. Predicates run outside the lock, so they may read ``requests`` and ``events``.
     private func resolveWaiters(timedOut: UUID?) {
-        lock.lock()
-        var ready: [(CheckedContinuation<Bool, Never>, Bool)] = []
-        for (id, waiter) in waiters {
-            let satisfied = waiter.predicate(recordedEvents)
-            if satisfied || id == timedOut {
-                ready.append((waiter.continuation, satisfied))
-                waiters[id] = nil
-            }
+        let (snapshot, candidates) = lock.withLock { (recordedEvents, waiters) }
+        var decided: [(UUID, Bool)] = []
+        for (id, waiter) in candidates {
+            let satisfied = waiter.predicate(snapshot)
+            if satisfied || id == timedOut { decided.append((id, satisfied)) }
         }
-        lock.unlock()
+        let ready = lock.withLock {
+            decided.compactMap { id, satisfied in waiters.removeValue(forKey: id).map { ($0.continuation, satisfied) } }
+        }
         for (continuation, result) in ready { continuation.resume(returning: result) }
     }
 

@@ -53,8 +53,12 @@ public actor NetworkClient {
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
         }
-        let (decoding, skipped) = (endpoint.decoding, endpoint.skippedLayers)
-        let (id, task) = await begin { [self] in try await exchange(request, decoding, skipping: skipped) }
+        let decoding = endpoint.decoding
+        let skipped = endpoint.skippedLayers
+        let context = InterceptorContext(envelope: configuration.envelope, isIdempotent: endpoint.isIdempotent)
+        let (id, task) = await begin { [self] in
+            try await exchange(request, decoding, context: context, skipping: skipped)
+        }
         let result = await withTaskCancellationHandler {
             await task.result
         } onCancel: {
@@ -95,11 +99,11 @@ public actor NetworkClient {
 
     /// Sends a built request through the interceptors and the transport, and decodes its answer.
     private nonisolated func exchange<Response>(
-        _ request: HTTPRequest, _ decoding: ResponseDecoding<Response>, skipping skipped: Set<InterceptorLayer>
+        _ request: HTTPRequest, _ decoding: ResponseDecoding<Response>, context: InterceptorContext,
+        skipping skipped: Set<InterceptorLayer>
     ) async throws -> Response {
         let response: HTTPResponse
         do {
-            let context = InterceptorContext(envelope: configuration.envelope)
             response = try await chain.send(request, context: context, skipping: skipped)
         } catch {
             throw NetworkError.wrapping(error)

@@ -36,6 +36,9 @@ public struct Endpoint<Response: Sendable>: Sendable {
     public var timeout: Duration?
     /// How the answer is decoded.
     public var decoding: ResponseDecoding<Response>
+    /// Whether sending this request twice is harmless, so it may be retried. `true` for `GET`,
+    /// `HEAD`, `PUT`, `DELETE` and `OPTIONS`; a `POST` opts in with ``idempotent()``.
+    public var isIdempotent: Bool
     /// The interceptor layers this endpoint opts out of, for example ``InterceptorLayer/token``
     /// for the endpoint that fetches the token.
     public var skippedLayers: Set<InterceptorLayer> = []
@@ -60,6 +63,16 @@ public struct Endpoint<Response: Sendable>: Sendable {
         self.headers = headers
         self.timeout = timeout
         self.decoding = decoding
+        self.isIdempotent = method.isIdempotent
+    }
+
+    /// A copy marked as safe to send twice (for example a `POST` with an idempotency key), so the
+    /// retry layer may retry it.
+    /// - Returns: The changed endpoint.
+    public func idempotent() -> Self {
+        var copy = self
+        copy.isIdempotent = true
+        return copy
     }
 
     /// A copy that opts out of interceptor layers.

@@ -95,6 +95,17 @@ import Testing
         func fail(_ reason: String) { lock.withLock { failed.append(reason) } }
     }
 
+    @Test("a wait predicate may read the server's own records")
+    func predicateReadsRecords() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order]()) }
+        let server = backend.server
+        async let seen = server.waitForEvents(timeout: .seconds(10)) { _ in server.requests.count == 2 }
+        for page in 1...2 { _ = try await backend.client.send(.orders(page: page)) }
+        #expect(await seen)
+    }
+
     @Test("stop ends waiting and refuses new connections")
     func stop() async throws {
         let server = try LoopbackServer()
