@@ -10,27 +10,31 @@ public enum Redaction {
     /// Name fragments that mark a parameter, header or JSON key as secret.
     public static let secretNameFragments = [
         "token", "auth", "password", "passwd", "pwd", "secret", "sign", "session", "cookie", "key",
-        "credential", "ticket",
+        "credential", "ticket", "hmac",
     ]
 
     /// Whether a parameter, header or JSON key name marks a secret.
-    /// - Parameter name: The name, in any case.
+    /// - Parameters:
+    ///   - name: The name, in any case.
+    ///   - extra: More names (lower-case) to treat as secret, matched exactly.
     /// - Returns: `true` when the value under this name must not be shown.
-    public static func isSecret(_ name: some StringProtocol) -> Bool {
+    public static func isSecret(_ name: some StringProtocol, extra: Set<String> = []) -> Bool {
         let lowered = name.lowercased()
-        return secretNameFragments.contains { lowered.contains($0) }
+        return extra.contains(lowered) || secretNameFragments.contains { lowered.contains($0) }
     }
 
     /// Replaces secret values in free text: `"name": value` pairs of JSON and `name=value`
     /// pairs of queries and forms, wherever they occur.
-    /// - Parameter text: Text such as a URL or a body snippet.
+    /// - Parameters:
+    ///   - text: Text such as a URL or a body snippet.
+    ///   - extra: More names (lower-case) to treat as secret.
     /// - Returns: The text with each secret value replaced by ``placeholder``.
-    public static func redactText(_ text: String) -> String {
+    public static func redactText(_ text: String, extra: Set<String> = []) -> String {
         let scalars = Array(text.unicodeScalars)
         var output = String.UnicodeScalarView()
         var index = 0
         while index < scalars.count {
-            if let (name, valueStart) = keyBeforeValue(in: scalars, at: index), isSecret(name) {
+            if let (name, valueStart) = keyBeforeValue(in: scalars, at: index), isSecret(name, extra: extra) {
                 output.append(contentsOf: scalars[index..<valueStart])
                 output.append(contentsOf: placeholder.unicodeScalars)
                 index = endOfValue(in: scalars, from: valueStart)

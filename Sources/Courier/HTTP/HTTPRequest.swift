@@ -78,9 +78,15 @@ public struct HTTPRequest: Sendable {
     }
 
     /// `METHOD URL` with secret query values redacted, for errors and logs.
-    public var redactedDescription: String {
+    public var redactedDescription: String { redactedDescription(extra: []) }
+
+    /// `METHOD URL` with secret query values redacted.
+    /// - Parameter extra: More parameter names (lower-case) to treat as secret.
+    /// - Returns: The description.
+    public func redactedDescription(extra: Set<String>) -> String {
         let pairs = query.items.map { item in
-            let value = Redaction.isSecret(item.name) ? Redaction.placeholder : PercentEncoding.encode(item.value)
+            let value =
+                Redaction.isSecret(item.name, extra: extra) ? Redaction.placeholder : PercentEncoding.encode(item.value)
             return PercentEncoding.encode(item.name) + "=" + value
         }
         let suffix = pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")

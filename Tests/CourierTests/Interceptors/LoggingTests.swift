@@ -1,0 +1,61 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// A sink that keeps lines for inspection. `@unchecked Sendable`: `lines` is guarded by `lock`.
+final class CapturingSink: LogSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var captured: [String] = []
+    func write(_ line: String) { lock.withLock { captured.append(line) } }
+    var lines: [String] { lock.withLock { captured } }
+}
+
+@Suite struct LoggingTests {
+    @Test("a full session's log has one line pair per attempt and no secret anywhere")
+    func noSecrets() async throws {
+        let sink = CapturingSink()
+        let backend = try Backend {
+            $0.interceptors = [
+                .retry(.init(maxAttempts: 2, baseDelay: .milliseconds(5))),
+                .token(store: InMemoryTokenStore(token: "TOKEN-SECRET-1")) { "TOKEN-SECRET-2" },
+                .headers(["Cookie": "sid=COOKIE-SECRET"], computed: { _ in ["Authorization": "Bearer AUTH-SECRET"] }),
+                .commonParameters(["version": "3.2.0", "idCard": "ID-SECRET"]),
+                .signing(.hmacSHA256(secret: Data("k".utf8))),
+                .logging(sink: sink, includesDetails: true, secretKeys: ["idCard"]),
+            ]
+        }
+        defer { backend.server.stop() }
+        let count = Counter()
+        backend.server.route("/v1/login") { _ in
+            count.increment() == 1
+                ? .init(status: 503)
+                : .json(#"{"code":0,"data":{"token":"TOKEN-SECRET-3","password":"PW-SECRET-1","name":"Ann"}}"#)
+        }
+        struct Login: Decodable, Sendable { let name: String }
+        let login = try await backend.client.send(
+            Endpoint<Login>.post("login", body: .form(["user": "ann", "password": "PW-SECRET-2"])).idempotent())
+        #expect(login.name == "Ann")
+        let lines = sink.lines
+        let text = lines.joined(separator: "\n")
+        #expect(!text.contains("SECRET"), "\(text)")
+        #expect(lines.filter { $0.hasPrefix("→ POST") }.count == 2)
+        #expect(lines.contains { $0.hasPrefix("← 503 POST") && $0.contains(" ms, ") })
+        #expect(lines.contains { $0.hasPrefix("← 200 POST") })
+        #expect(text.contains("user=ann") && text.contains("version=3.2.0") && text.contains("\"name\":\"Ann\""))
+        // The secrets did reach the server: the log hid them, the wire did not lose them.
+        let form = try #require(backend.server.requests.last).form
+        #expect(form["password"] == "PW-SECRET-2" && form["idCard"] == "ID-SECRET")
+    }
+
+    @Test("a failed attempt is logged with its error code")
+    func failure() async throws {
+        let sink = CapturingSink()
+        let backend = try Backend { $0.interceptors = [.logging(sink: sink)] }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/drop") { _ in LoopbackServer.Response.json("{}").with(.closeBeforeResponding) }
+        _ = await networkError { _ = try await backend.client.send(Endpoint<EmptyResponse>.get("drop")) }
+        #expect(sink.lines.count == 2)
+        #expect(sink.lines.last?.hasPrefix("✗ transport GET http://127.0.0.1:") == true)
+    }
+}
