@@ -49,6 +49,57 @@ enum DemoBackend {
         server.route("/api/v1/slow") { _ in
             LoopbackServer.Response.json(#"{"code":0,"data":"late"}"#).delayed(by: .seconds(30))
         }
+        addAppBackendRoutes(to: server)
         return server
     }
+
+    /// Routes of the "app backend" part: a token endpoint, a login endpoint, and a profile that
+    /// wants a valid token, a valid signature, and a session (code 99 until the client logs in).
+    private static func addAppBackendRoutes(to server: LoopbackServer) {
+        let state = BackendState()
+        server.route("/api/v1/token", method: .post) { _ in .envelope(data: ["token": state.issueToken()]) }
+        server.route("/api/v1/login", method: .post) { _ in
+            state.logIn()
+            return .envelope(data: "welcome back")
+        }
+        server.route("/api/v1/me") { request in
+            guard request.headers["token"] == state.currentToken else { return .init(status: 401) }
+            guard state.isLoggedIn else { return .json(#"{"code":99,"msg":"Not logged in"}"#) }
+            let verified = verifySignature(of: request)
+            return .envelope(data: ["name": "Ann", "signature": verified ? "verified by the server" : "INVALID"])
+        }
+    }
+
+    /// Checks the `sign` parameter the way a backend would, from the request as received.
+    private static func verifySignature(of request: LoopbackServer.Request) -> Bool {
+        guard let url = URL(string: "http://demo" + request.path) else { return false }
+        let query = request.query
+        let signed = HTTPRequest(method: HTTPMethod(request.method), url: url, query: query)
+        let canonical = CanonicalRequest(
+            signed, excluding: "sign", timestamp: query["timestamp"] ?? "", nonce: query["nonce"] ?? "")
+        let expected = HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), key: signingKey).hexString
+        return query["sign"] == expected
+    }
+
+    /// The key the demo client and backend share.
+    static let signingKey = Data("demo-signing-key".utf8)
+}
+
+/// The demo backend's session state. `@unchecked Sendable`: guarded by `lock`.
+private final class BackendState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var tokens = 0
+    private var loggedIn = false
+
+    var currentToken: String { lock.withLock { "tok-\(tokens)" } }
+    var isLoggedIn: Bool { lock.withLock { loggedIn } }
+
+    func issueToken() -> String {
+        lock.withLock {
+            tokens += 1
+            return "tok-\(tokens)"
+        }
+    }
+
+    func logIn() { lock.withLock { loggedIn = true } }
 }

@@ -78,15 +78,16 @@ struct Walkthrough {
             }
             print("   in flight: \(await client.activeRequestCount); the server saw 3 connections close early")
         }
+        await appBackend()
         print("\nDone. The server received \(server.requests.count) requests.")
     }
 
-    private func heading(_ text: String) {
+    func heading(_ text: String) {
         print("\n\(text)")
     }
 
     /// Runs a step and prints its error the way an app would log it.
-    private func step(_ body: () async throws -> Void) async {
+    func step(_ body: () async throws -> Void) async {
         do {
             try await body()
         } catch let error as NetworkError {
