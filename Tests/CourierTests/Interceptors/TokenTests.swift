@@ -144,6 +144,26 @@ import Testing
         print("refresh failure storm: 300 callers failed once each; token endpoint hit \(backend.tokenHits) times")
     }
 
+    @Test("fetching the token retries with backoff, then the request goes out with it")
+    func fetchRetries() async throws {
+        let tries = Counter()
+        let layer = TokenInterceptor(store: InMemoryTokenStore(), fetchBackoff: .milliseconds(100)) {
+            struct Flaky: Error {}
+            if tries.increment() < 3 { throw Flaky() }
+            return "third-time"
+        }
+        let transport = MockTransport { _ in .json(#"{"code":0}"#) }
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: URL(string: "https://api.example.com/")!, interceptors: [layer], transport: transport))
+        let start = ContinuousClock.now
+        _ = try await client.send(Endpoint<EmptyResponse>.get("a"))
+        #expect(tries.increment() == 4, "three fetches, then this probe")
+        #expect(ContinuousClock.now - start >= .milliseconds(190))
+        #expect(transport.requests.map { $0.headers["token"] } == ["third-time"])
+        #expect(await layer.refreshCount == 1)
+    }
+
     @Test(
         "the token goes where it is placed",
         arguments: [TokenInterceptor.Placement.bearer, .header("token"), .parameter("token")])
