@@ -37,6 +37,47 @@ extension HashFunction {
     }
 }
 
+/// A hash built from a 64-byte block compression function (SHA-256, MD5): the buffering,
+/// padding and finalization are shared; each function supplies its state and compression.
+protocol BlockHash: HashFunction {
+    associatedtype State: Sendable
+    /// The initial state.
+    static var initialState: State { get }
+    /// Whether the padded message length is big-endian (SHA-256) or little-endian (MD5).
+    static var bigEndianLength: Bool { get }
+    /// Mixes one 64-byte block into the state.
+    static func compress(_ state: inout State, _ block: UnsafeRawBufferPointer)
+    /// The digest bytes of a final state.
+    static func digest(of state: State) -> [UInt8]
+    var state: State { get set }
+    var buffer: BlockBuffer { get set }
+}
+
+extension BlockHash {
+    /// 64 bytes.
+    public static var blockSize: Int { 64 }
+
+    /// Adds bytes to the input.
+    /// - Parameter bytes: The bytes.
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        var state = self.state
+        buffer.append(bytes) { Self.compress(&state, $0) }
+        self.state = state
+    }
+
+    /// Returns the digest of all input so far.
+    /// - Returns: The digest.
+    public func finalize() -> [UInt8] {
+        var state = self.state
+        buffer.padding(bigEndianLength: Self.bigEndianLength).withUnsafeBytes { tail in
+            for offset in stride(from: 0, to: tail.count, by: 64) {
+                Self.compress(&state, UnsafeRawBufferPointer(rebasing: tail[offset..<(offset + 64)]))
+            }
+        }
+        return Self.digest(of: state)
+    }
+}
+
 /// The Merkle–Damgård buffering that SHA-256 and MD5 share: collects input into 64-byte blocks
 /// and pads the last one with the message length in bits.
 struct BlockBuffer: Sendable {

@@ -5,40 +5,19 @@ import Foundation
 /// **Legacy.** MD5 is broken for collision resistance. It is here only because some app
 /// backends still demand the "sorted parameters + key, MD5" signature; prefer ``SHA256`` with
 /// ``HMAC`` wherever the backend allows.
-public struct MD5: HashFunction {
-    /// 64 bytes.
-    public static let blockSize = 64
-
-    private var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
-    private var buffer = BlockBuffer()
+public struct MD5: BlockHash {
+    typealias State = (UInt32, UInt32, UInt32, UInt32)
+    static let initialState: State = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
+    static let bigEndianLength = false
+    var state = initialState
+    var buffer = BlockBuffer()
 
     /// Creates a hash with no input yet.
     public init() {}
 
-    /// Adds bytes to the input.
-    /// - Parameter bytes: The bytes.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        var state = self.state
-        buffer.append(bytes) { Self.compress(&state, $0) }
-        self.state = state
-    }
-
-    /// Returns the 16-byte digest of all input so far.
-    /// - Returns: The digest.
-    public func finalize() -> [UInt8] {
-        var state = self.state
-        buffer.padding(bigEndianLength: false).withUnsafeBytes { tail in
-            for offset in stride(from: 0, to: tail.count, by: 64) {
-                Self.compress(&state, UnsafeRawBufferPointer(rebasing: tail[offset..<(offset + 64)]))
-            }
-        }
-        var digest: [UInt8] = []
-        for word in [state.0, state.1, state.2, state.3] {
-            digest.append(contentsOf: [
-                UInt8(word & 0xFF), UInt8(word >> 8 & 0xFF), UInt8(word >> 16 & 0xFF), UInt8(word >> 24),
-            ])
-        }
-        return digest
+    static func digest(of state: State) -> [UInt8] {
+        let words: [UInt32] = [state.0, state.1, state.2, state.3]
+        return words.flatMap { $0.bigEndianBytes.reversed() }
     }
 
     private static let shifts: [UInt32] = [
@@ -53,7 +32,7 @@ public struct MD5: HashFunction {
         UInt32((abs(sin(Double(index + 1))) * 4_294_967_296).rounded(.down))
     }
 
-    private static func compress(_ state: inout (UInt32, UInt32, UInt32, UInt32), _ block: UnsafeRawBufferPointer) {
+    static func compress(_ state: inout State, _ block: UnsafeRawBufferPointer) {
         var m = [UInt32](repeating: 0, count: 16)
         for i in 0..<16 {
             m[i] =

@@ -1,41 +1,19 @@
 /// SHA-256 (FIPS 180-4), in pure Swift.
-public struct SHA256: HashFunction {
-    /// 64 bytes.
-    public static let blockSize = 64
-
-    private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
+public struct SHA256: BlockHash {
+    typealias State = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+    static let initialState: State = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
     )
-    private var buffer = BlockBuffer()
+    static let bigEndianLength = true
+    var state = initialState
+    var buffer = BlockBuffer()
 
     /// Creates a hash with no input yet.
     public init() {}
 
-    /// Adds bytes to the input.
-    /// - Parameter bytes: The bytes.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        var state = self.state
-        buffer.append(bytes) { Self.compress(&state, $0) }
-        self.state = state
-    }
-
-    /// Returns the 32-byte digest of all input so far.
-    /// - Returns: The digest.
-    public func finalize() -> [UInt8] {
-        var state = self.state
-        buffer.padding(bigEndianLength: true).withUnsafeBytes { tail in
-            for offset in stride(from: 0, to: tail.count, by: 64) {
-                Self.compress(&state, UnsafeRawBufferPointer(rebasing: tail[offset..<(offset + 64)]))
-            }
-        }
-        var digest: [UInt8] = []
-        digest.reserveCapacity(32)
-        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
-            digest.append(contentsOf: [
-                UInt8(word >> 24), UInt8(word >> 16 & 0xFF), UInt8(word >> 8 & 0xFF), UInt8(word & 0xFF),
-            ])
-        }
-        return digest
+    static func digest(of state: State) -> [UInt8] {
+        let words: [UInt32] = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
+        return words.flatMap(\.bigEndianBytes)
     }
 
     private static let k: [UInt32] = [
@@ -49,9 +27,7 @@ public struct SHA256: HashFunction {
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
 
-    private static func compress(
-        _ state: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32), _ block: UnsafeRawBufferPointer
-    ) {
+    static func compress(_ state: inout State, _ block: UnsafeRawBufferPointer) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             for i in 0..<16 {
                 w[i] =
@@ -84,6 +60,14 @@ public struct SHA256: HashFunction {
 }
 
 extension UInt32 {
+    /// The four bytes, most significant first.
+    var bigEndianBytes: [UInt8] {
+        [
+            UInt8(truncatingIfNeeded: self >> 24), UInt8(truncatingIfNeeded: self >> 16),
+            UInt8(truncatingIfNeeded: self >> 8), UInt8(truncatingIfNeeded: self),
+        ]
+    }
+
     @inline(__always) func rotatedRight(_ count: UInt32) -> UInt32 { self >> count | self << (32 - count) }
     @inline(__always) func rotatedLeft(_ count: UInt32) -> UInt32 { self << count | self >> (32 - count) }
 }

@@ -22,14 +22,6 @@ private struct Tracer: Interceptor {
     }
 }
 
-/// A thread-safe list of strings. `@unchecked Sendable`: `entries` is guarded by `lock`.
-final class Log: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [String] = []
-    func append(_ entry: String) { lock.withLock { entries.append(entry) } }
-    var all: [String] { lock.withLock { entries } }
-}
-
 @Suite struct InterceptorChainTests {
     @Test("layers run outermost first on the way in and in reverse on the way out")
     func order() async throws {

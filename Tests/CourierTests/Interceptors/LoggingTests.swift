@@ -3,12 +3,11 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// A sink that keeps lines for inspection. `@unchecked Sendable`: `lines` is guarded by `lock`.
-final class CapturingSink: LogSink, @unchecked Sendable {
-    private let lock = NSLock()
-    private var captured: [String] = []
-    func write(_ line: String) { lock.withLock { captured.append(line) } }
-    var lines: [String] { lock.withLock { captured } }
+/// A sink that keeps lines for inspection.
+struct CapturingSink: LogSink {
+    let log = Log()
+    func write(_ line: String) { log.append(line) }
+    var lines: [String] { log.all }
 }
 
 @Suite struct LoggingTests {

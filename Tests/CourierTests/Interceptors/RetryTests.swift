@@ -104,16 +104,3 @@ import Testing
         #expect(RetryInterceptor.seconds(inRetryAfter: "soon") == nil)
     }
 }
-
-/// A thread-safe counter. `@unchecked Sendable`: `value` is guarded by `lock`.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    /// Adds one and returns the new value.
-    func increment() -> Int {
-        lock.withLock {
-            value += 1
-            return value
-        }
-    }
-}

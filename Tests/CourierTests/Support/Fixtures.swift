@@ -42,3 +42,24 @@ extension LoopbackServer.Response {
     /// A `204 No Content`.
     static var empty204: Self { .init(status: 204) }
 }
+
+/// A thread-safe list of strings. `@unchecked Sendable`: `entries` is guarded by `lock`.
+final class Log: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String] = []
+    func append(_ entry: String) { lock.withLock { entries.append(entry) } }
+    var all: [String] { lock.withLock { entries } }
+}
+
+/// A thread-safe counter. `@unchecked Sendable`: `value` is guarded by `lock`.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    /// Adds one and returns the new value.
+    func increment() -> Int {
+        lock.withLock {
+            value += 1
+            return value
+        }
+    }
+}

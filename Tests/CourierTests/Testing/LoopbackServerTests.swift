@@ -62,37 +62,24 @@ import Testing
         defer { server.stop() }
         server.route("/slow") { _ in LoopbackServer.Response.text("ok").delayed(by: .milliseconds(300)) }
         // Blocking sockets need their own threads: on the cooperative pool they would starve the routes.
-        let answers = Counter()
+        let answers = Log()
         let group = DispatchGroup()
         let start = ContinuousClock.now
         for _ in 0..<64 {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
-                guard let socket = try? RawSocket(port: server.port) else { return answers.fail("connect") }
+                guard let socket = try? RawSocket(port: server.port) else { return answers.append("connect failed") }
                 socket.write("GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 let answer = socket.read(until: "\r\n\r\nok")
-                answer.hasSuffix("ok") ? answers.increment() : answers.fail(answer)
+                answers.append(answer.hasSuffix("ok") ? "ok" : "bad answer: \(answer)")
             }
         }
         #expect(group.wait(timeout: .now() + 30) == .success)
-        #expect(
-            answers.value == 64, "\(answers.failures) received: \(server.requests.count) events: \(server.events.count)"
-        )
+        #expect(answers.all == Array(repeating: "ok", count: 64), "received: \(server.requests.count)")
         // Served one after another this would take 64 × 0.3 s = 19 s.
         #expect(ContinuousClock.now - start < .seconds(6))
         #expect(server.events.filter { $0 == .connected }.count == 64)
-    }
-
-    /// A thread-safe count. `@unchecked Sendable`: `value` is guarded by `lock`.
-    private final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var count = 0
-        private var failed: [String] = []
-        var value: Int { lock.withLock { count } }
-        var failures: [String] { lock.withLock { failed } }
-        func increment() { lock.withLock { count += 1 } }
-        func fail(_ reason: String) { lock.withLock { failed.append(reason) } }
     }
 
     @Test("a wait predicate may read the server's own records")
