@@ -77,6 +77,30 @@ import Testing
         )
     }
 
+    @Test("HTTP 401 triggers a re-login when configured, and not otherwise")
+    func unauthorized() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.route("/login") { _ in .empty204 }
+        server.route("/data") { _ in
+            server.requests.contains { $0.path == "/login" } ? .envelope(data: "ok") : .init(status: 401)
+        }
+        let plain = NetworkClient(configuration: .init(baseURL: server.baseURL))
+        for onUnauthorized in [false, true] {
+            let client = NetworkClient(
+                configuration: .init(
+                    baseURL: server.baseURL,
+                    interceptors: [
+                        .reLogin(codes: [], onUnauthorized: onUnauthorized) {
+                            _ = try await plain.send(Endpoint<EmptyResponse>.post("login", decoding: .empty))
+                        }
+                    ]))
+            let result = await networkError { _ = try await client.send(Endpoint<String>.get("data")) }
+            #expect(result?.status == (onUnauthorized ? nil : 401))
+        }
+        #expect(server.requests.filter { $0.path == "/login" }.count == 1)
+    }
+
     @Test("a replay that still asks for a login throws sessionExpired and tells the app")
     func replayStillFails() async throws {
         let backend = try Backend99()
