@@ -28,6 +28,10 @@ extension NetworkClient {
         public var encoder: JSONEncoder
         /// Sends requests. `nil` (the default) means a ``URLSessionTransport`` owned by the client.
         public var transport: (any Transport)?
+        /// Tells whether the device is online; `nil` (the default) sends every request regardless.
+        public var reachability: (any ReachabilityMonitor)?
+        /// What happens to a request while ``reachability`` says offline. Default ``ReachabilityPolicy/failFast``.
+        public var reachabilityPolicy: ReachabilityPolicy
         /// The interceptor layers, outermost first: each request passes through them in this order
         /// on its way to the transport, and its response in reverse order.
         public var interceptors: [any Interceptor]
@@ -54,6 +58,8 @@ extension NetworkClient {
             self.encoder = JSONEncoder()
             self.transport = transport
             self.interceptors = interceptors
+            self.reachability = nil
+            self.reachabilityPolicy = .failFast
         }
     }
 }

@@ -17,6 +17,7 @@ public actor NetworkClient {
     private nonisolated let encoder: JSONEncoder
     private nonisolated let decodingContext: DecodingContext
     private nonisolated let validation: ResponseValidation
+    private nonisolated let gate: ReachabilityGate?
 
     private var inFlight: [UInt64: @Sendable () -> Void] = [:]
     private var activityObservers: [UInt64: AsyncStream<Int>.Continuation] = [:]
@@ -32,6 +33,9 @@ public actor NetworkClient {
         self.decodingContext = DecodingContext(
             decoder: configuration.decoder.copy(addingUserInfo: [.envelopeFormat: configuration.envelope]),
             envelope: configuration.envelope)
+        self.gate = configuration.reachability.map {
+            ReachabilityGate(monitor: $0, policy: configuration.reachabilityPolicy)
+        }
         self.validation = ResponseValidation(
             acceptableStatusCodes: configuration.acceptableStatusCodes,
             acceptableContentTypes: Set(configuration.acceptableContentTypes.map { $0.lowercased() }),
@@ -72,7 +76,20 @@ public actor NetworkClient {
         }
     }
 
-    /// Cancels every request in flight. Each one throws ``NetworkError/Code/cancelled``.
+    /// What the reachability monitor says now (``ReachabilityStatus/unknown`` without one).
+    public nonisolated var reachabilityStatus: ReachabilityStatus {
+        configuration.reachability?.status ?? .unknown
+    }
+
+    /// The reachability status now, then every change, for an "offline" or "waiting" banner.
+    /// Without a monitor, one `unknown` and then nothing.
+    /// - Returns: The stream.
+    public nonisolated func reachabilityUpdates() -> AsyncStream<ReachabilityStatus> {
+        configuration.reachability?.statusUpdates() ?? AsyncStream { $0.yield(.unknown) }
+    }
+
+    /// Cancels every request in flight, including those waiting to be online. Each one throws
+    /// ``NetworkError/Code/cancelled``.
     public func cancelAll() {
         for cancel in inFlight.values { cancel() }
     }
@@ -102,6 +119,7 @@ public actor NetworkClient {
         _ request: HTTPRequest, _ decoding: ResponseDecoding<Response>, context: InterceptorContext,
         skipping skipped: Set<InterceptorLayer>
     ) async throws -> Response {
+        try await gate?.admit(request.url)
         let response: HTTPResponse
         do {
             response = try await chain.send(request, context: context, skipping: skipped)

@@ -1,0 +1,121 @@
+import Foundation
+
+/// Whether the device can reach the network, as well as a monitor can tell.
+public enum ReachabilityStatus: Sendable, Hashable, CustomStringConvertible {
+    /// Nothing is known yet (or the platform cannot tell). Never blocks a request.
+    case unknown
+    /// No usable network path: requests fail at once or wait, as the client's policy says.
+    case offline
+    /// A usable path, of this kind when known.
+    case online(ConnectionKind)
+
+    /// `unknown`, `offline` or `online (kind)`.
+    public var description: String {
+        switch self {
+        case .unknown: "unknown"
+        case .offline: "offline"
+        case .online(let kind): "online (\(kind.rawValue))"
+        }
+    }
+}
+
+/// The kind of network path; an open set.
+public struct ConnectionKind: RawRepresentable, Hashable, Sendable {
+    /// The kind's name.
+    public let rawValue: String
+    /// Creates a kind.
+    /// - Parameter rawValue: The name.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Wi-Fi.
+    public static let wifi = ConnectionKind(rawValue: "wifi")
+    /// A cellular network.
+    public static let cellular = ConnectionKind(rawValue: "cellular")
+    /// A wired network (Ethernet, a virtual link).
+    public static let wired = ConnectionKind(rawValue: "wired")
+    /// A path of another or unknown kind.
+    public static let other = ConnectionKind(rawValue: "other")
+}
+
+/// Reports reachability: the current status and every change. A hint for failing fast or
+/// waiting, never a blind gate: ``ReachabilityStatus/unknown`` lets requests through, and a
+/// transport failure is reported as what it is.
+public protocol ReachabilityMonitor: Sendable {
+    /// The current status.
+    var status: ReachabilityStatus { get }
+    /// A new stream of statuses: the current one first, then every change. It ends when the
+    /// consumer stops iterating.
+    /// - Returns: The stream.
+    func statusUpdates() -> AsyncStream<ReachabilityStatus>
+}
+
+/// Keeps a status and tells listeners when it changes; the shared core of the monitors.
+///
+/// `@unchecked Sendable`: `current` and `listeners` are guarded by `lock`.
+final class StatusBroadcaster: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: ReachabilityStatus
+    private var listeners: [UUID: AsyncStream<ReachabilityStatus>.Continuation] = [:]
+
+    init(_ initial: ReachabilityStatus) { current = initial }
+
+    var status: ReachabilityStatus { lock.withLock { current } }
+
+    func stream() -> AsyncStream<ReachabilityStatus> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ReachabilityStatus.self, bufferingPolicy: .bufferingNewest(16))
+        let id = UUID()
+        lock.withLock {
+            listeners[id] = continuation
+            continuation.yield(current)
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.lock.withLock { _ = self?.listeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Sets the status and tells every listener, if it changed.
+    func update(_ status: ReachabilityStatus) {
+        lock.withLock {
+            guard status != current else { return }
+            current = status
+            for listener in listeners.values { listener.yield(status) }
+        }
+    }
+}
+
+/// A monitor whose status is set by hand: for tests, and for apps that know better.
+public final class ManualReachability: ReachabilityMonitor {
+    private let broadcaster: StatusBroadcaster
+
+    /// Creates a monitor.
+    /// - Parameter status: The initial status.
+    public init(_ status: ReachabilityStatus = .unknown) { broadcaster = StatusBroadcaster(status) }
+
+    /// The current status.
+    public var status: ReachabilityStatus { broadcaster.status }
+
+    /// The current status, then every change.
+    /// - Returns: The stream.
+    public func statusUpdates() -> AsyncStream<ReachabilityStatus> { broadcaster.stream() }
+
+    /// Changes the status.
+    /// - Parameter status: The new status.
+    public func set(_ status: ReachabilityStatus) { broadcaster.update(status) }
+}
+
+/// A monitor that always says online: no gating at all.
+public struct AlwaysOnlineReachability: ReachabilityMonitor {
+    /// Creates the monitor.
+    public init() {}
+
+    /// Always `.online(.other)`.
+    public var status: ReachabilityStatus { .online(.other) }
+
+    /// A stream with one element, `.online(.other)`, that never ends.
+    /// - Returns: The stream.
+    public func statusUpdates() -> AsyncStream<ReachabilityStatus> {
+        AsyncStream { $0.yield(.online(.other)) }
+    }
+}

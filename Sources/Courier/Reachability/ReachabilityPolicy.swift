@@ -1,0 +1,55 @@
+import Foundation
+
+/// What a client does with a request while its ``ReachabilityMonitor`` says offline.
+public enum ReachabilityPolicy: Sendable, Hashable {
+    /// Throw ``NetworkError/Code/offline`` at once, without touching the wire (the seeds'
+    /// "network connection failed").
+    case failFast
+    /// Wait until the monitor says online (or unknown), at most `timeout`, then send; throw
+    /// ``NetworkError/Code/offline`` when the time runs out. Cancellation ends the wait at once.
+    case waitForConnectivity(timeout: Duration)
+}
+
+/// Applies a ``ReachabilityPolicy`` before a request is sent.
+struct ReachabilityGate: Sendable {
+    let monitor: any ReachabilityMonitor
+    let policy: ReachabilityPolicy
+
+    /// Returns when the request may go; throws ``NetworkError/Code/offline`` or
+    /// ``NetworkError/Code/cancelled`` otherwise. Loopback hosts are always reachable.
+    func admit(_ url: URL) async throws(NetworkError) {
+        guard monitor.status == .offline, !Self.isLoopback(url) else { return }
+        switch policy {
+        case .failFast:
+            throw NetworkError(.offline, "The device is offline; the request was not sent.")
+        case .waitForConnectivity(let timeout):
+            try await waitForConnectivity(timeout)
+        }
+    }
+
+    private func waitForConnectivity(_ timeout: Duration) async throws(NetworkError) {
+        let monitor = self.monitor
+        let connected = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await status in monitor.statusUpdates() where status != .offline { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        if Task.isCancelled { throw NetworkError(.cancelled, "The request was cancelled while waiting to be online.") }
+        guard connected else {
+            throw NetworkError(.offline, "The device stayed offline for \(timeout); the request was not sent.")
+        }
+    }
+
+    static func isLoopback(_ url: URL) -> Bool {
+        guard let host = url.host?.lowercased() else { return false }
+        return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+    }
+}

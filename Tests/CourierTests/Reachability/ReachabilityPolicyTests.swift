@@ -1,0 +1,93 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// The client's reachability policy with a monitor set by hand. The transport is in memory, so
+/// nothing leaves the machine whatever the base URL.
+@Suite struct ReachabilityPolicyTests {
+    private func client(_ monitor: ManualReachability, _ policy: ReachabilityPolicy) -> (NetworkClient, MockTransport) {
+        let transport = MockTransport { _ in .json(#"{"code":0,"data":"sent"}"#) }
+        var configuration = NetworkClient.Configuration(
+            baseURL: URL(string: "https://api.example.com/")!, transport: transport)
+        configuration.reachability = monitor
+        configuration.reachabilityPolicy = policy
+        return (NetworkClient(configuration: configuration), transport)
+    }
+
+    @Test("offline with fail-fast throws offline without touching the wire")
+    func failFast() async throws {
+        let (client, transport) = client(ManualReachability(.offline), .failFast)
+        let error = await networkError { _ = try await client.send(Endpoint<String>.get("a")) }
+        #expect(error?.code == .offline)
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test("unknown and online never block", arguments: [ReachabilityStatus.unknown, .online(.wifi)])
+    func notBlocking(_ status: ReachabilityStatus) async throws {
+        let (client, transport) = client(ManualReachability(status), .failFast)
+        #expect(try await client.send(Endpoint<String>.get("a")) == "sent")
+        #expect(transport.requests.count == 1)
+    }
+
+    @Test("waiting for connectivity sends the request once the status flips to online")
+    func waitThenSend() async throws {
+        let monitor = ManualReachability(.offline)
+        let (client, transport) = client(monitor, .waitForConnectivity(timeout: .seconds(10)))
+        let task = Task { try await client.send(Endpoint<String>.get("a")) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(transport.requests.isEmpty)
+        monitor.set(.online(.wired))
+        #expect(try await task.value == "sent")
+        #expect(transport.requests.count == 1)
+    }
+
+    @Test("waiting times out with offline and sends nothing")
+    func waitTimesOut() async throws {
+        let (client, transport) = client(
+            ManualReachability(.offline), .waitForConnectivity(timeout: .milliseconds(200)))
+        let start = ContinuousClock.now
+        let error = await networkError { _ = try await client.send(Endpoint<String>.get("a")) }
+        #expect(error?.code == .offline)
+        #expect(ContinuousClock.now - start >= .milliseconds(190))
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test("cancellation ends the wait at once, and cancelAll reaches waiting requests")
+    func cancelWhileWaiting() async throws {
+        let (client, transport) = client(ManualReachability(.offline), .waitForConnectivity(timeout: .seconds(30)))
+        let task = Task { try await client.send(Endpoint<String>.get("a")) }
+        let other = Task { try await client.send(Endpoint<String>.get("b")) }
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        task.cancel()
+        #expect(await networkError { _ = try await task.value }?.code == .cancelled)
+        await client.cancelAll()
+        #expect(await networkError { _ = try await other.value }?.code == .cancelled)
+        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test("loopback hosts are always reachable")
+    func loopback() async throws {
+        let backend = try Backend {
+            $0.reachability = ManualReachability(.offline)
+            $0.reachabilityPolicy = .failFast
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .envelope(data: "local") }
+        #expect(try await backend.client.send(Endpoint<String>.get("a")) == "local")
+    }
+
+    @Test("the client shows the monitor's status and its changes")
+    func exposesStatus() async throws {
+        let monitor = ManualReachability(.offline)
+        let (client, _) = client(monitor, .failFast)
+        #expect(client.reachabilityStatus == .offline)
+        var updates = client.reachabilityUpdates().makeAsyncIterator()
+        #expect(await updates.next() == .offline)
+        monitor.set(.online(.cellular))
+        #expect(await updates.next() == .online(.cellular))
+        #expect(client.reachabilityStatus == .online(.cellular))
+    }
+}
