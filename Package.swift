@@ -9,7 +9,9 @@ let package = Package(
         .executable(name: "courier-demo", targets: ["CourierDemo"]),
     ],
     targets: [
-        .target(name: "Courier"),
+        // Linux reachability: the rtnetlink headers Glibc's Swift module does not expose.
+        .target(name: "CNetlink"),
+        .target(name: "Courier", dependencies: [.target(name: "CNetlink", condition: .when(platforms: [.linux]))]),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
         .executableTarget(name: "CourierDemo", dependencies: ["Courier", "CourierTesting"]),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTesting"]),

@@ -1,0 +1,76 @@
+#if os(Linux)
+    import Courier
+    import Foundation
+    import Testing
+
+    /// The Linux monitor against a real network namespace made by the test: offline → online
+    /// (link up, address, default route) → offline (link down), each seen within a second.
+    @Suite struct NetlinkReachabilityTests {
+        /// Whether this machine can make network namespaces: root and `ip` (CI has both).
+        static let canMakeNamespaces = getuid() == 0 && FileManager.default.isExecutableFile(atPath: ip)
+        static let ip =
+            ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
+            .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/sbin/ip"
+
+        @discardableResult
+        private static func run(_ arguments: String...) throws -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: ip)
+            process.arguments = arguments
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        /// Waits up to `limit` for the monitor to report `expected`; returns how long it took.
+        private static func time(
+            until expected: ReachabilityStatus, in monitor: NetlinkReachability, limit: Duration = .seconds(1)
+        ) async -> Duration? {
+            let start = ContinuousClock.now
+            return await withTaskGroup(of: Duration?.self) { group in
+                group.addTask {
+                    for await status in monitor.statusUpdates() where status == expected {
+                        return ContinuousClock.now - start
+                    }
+                    return nil
+                }
+                group.addTask {
+                    try? await Task.sleep(for: limit)
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        }
+
+        @Test(
+            "a namespace goes offline → online → offline and the monitor follows within a second",
+            .enabled(if: canMakeNamespaces, "needs root and iproute2 to make a network namespace"))
+        func namespace() async throws {
+            let name = "courier-\(UInt32.random(in: 0...UInt32.max))"
+            #expect(try Self.run("netns", "add", name) == 0)
+            defer { _ = try? Self.run("netns", "del", name) }
+            let monitor = NetlinkReachability(networkNamespace: "/var/run/netns/\(name)")
+
+            // Only `lo` exists: offline.
+            #expect(await Self.time(until: .offline, in: monitor) != nil)
+
+            try Self.run("-n", name, "link", "add", "veth-a", "type", "veth", "peer", "name", "veth-b")
+            try Self.run("-n", name, "link", "set", "veth-a", "up")
+            try Self.run("-n", name, "link", "set", "veth-b", "up")
+            try Self.run("-n", name, "addr", "add", "192.0.2.2/24", "dev", "veth-b")
+            #expect(monitor.status == .offline, "an address without a default route is not online")
+            #expect(try Self.run("-n", name, "route", "add", "default", "via", "192.0.2.1") == 0)
+            let up = await Self.time(until: .online(.other), in: monitor)
+            #expect(up != nil)
+
+            #expect(try Self.run("-n", name, "link", "set", "veth-b", "down") == 0)
+            let down = await Self.time(until: .offline, in: monitor)
+            #expect(down != nil)
+            print(
+                "netlink reachability: online seen after \(up.map { "\($0)" } ?? "never"), offline after \(down.map { "\($0)" } ?? "never")"
+            )
+        }
+    }
+#endif
