@@ -108,7 +108,7 @@ static void handle_route(struct nlmsghdr *message, void *context) {
     if (message->nlmsg_type != RTM_NEWROUTE) return;
     struct rtmsg *route = NLMSG_DATA(message);
     if (route->rtm_dst_len != 0 || route->rtm_type != RTN_UNICAST) return;
-    if (route->rtm_table != RT_TABLE_MAIN && route->rtm_table != RT_TABLE_DEFAULT) return;
+    if (route->rtm_table == RT_TABLE_LOCAL) return;  // any other table may carry the default path
     state->any_default_route = 1;
     unsigned int remaining = RTM_PAYLOAD(message);
     for (struct rtattr *attribute = RTM_RTA(route); RTA_OK(attribute, remaining);

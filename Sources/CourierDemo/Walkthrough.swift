@@ -79,6 +79,7 @@ struct Walkthrough {
             print("   in flight: \(await client.activeRequestCount); the server saw 3 connections close early")
         }
         await appBackend()
+        await offline()
         print("\nDone. The server received \(server.requests.count) requests.")
     }
 
