@@ -79,6 +79,17 @@ import Testing
         #expect(try await backend.client.send(Endpoint<String>.get("a")) == "local")
     }
 
+    @Test("a transport failure while the monitor says online is reported as a transport failure")
+    func transportFailureIsNotOffline() async throws {
+        let refusing = RefusingPort()
+        var configuration = NetworkClient.Configuration(baseURL: URL(string: "http://127.0.0.1:\(refusing.port)/")!)
+        configuration.reachability = ManualReachability(.online(.wired))
+        let error = await networkError {
+            _ = try await NetworkClient(configuration: configuration).send(Endpoint<String>.get("a"))
+        }
+        #expect(error?.code == .transport)
+    }
+
     @Test("the client shows the monitor's status and its changes")
     func exposesStatus() async throws {
         let monitor = ManualReachability(.offline)
