@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
         .executable(name: "courier-demo", targets: ["CourierDemo"]),
+        .executable(name: "courier-benchmarks", targets: ["CourierBenchmarks"]),
     ],
     targets: [
         // Linux reachability: the rtnetlink headers Glibc's Swift module does not expose.
@@ -14,6 +15,7 @@ let package = Package(
         .target(name: "Courier", dependencies: [.target(name: "CNetlink", condition: .when(platforms: [.linux]))]),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
         .executableTarget(name: "CourierDemo", dependencies: ["Courier", "CourierTesting"]),
+        .executableTarget(name: "CourierBenchmarks", dependencies: ["Courier", "CourierTesting"], path: "Benchmarks"),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTesting"]),
     ],
     swiftLanguageModes: [.v6]
