@@ -92,7 +92,7 @@ import Testing
         task.cancel()
         let error = await networkError { _ = try await task.value }
         #expect(error?.code == .cancelled)
-        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(ContinuousClock.now - start < .seconds(10), "long before the 30 s Retry-After")
         #expect(attempts(backend) == 1)
     }
 

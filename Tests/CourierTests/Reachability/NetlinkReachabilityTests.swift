@@ -12,14 +12,31 @@
             ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
             .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/sbin/ip"
 
+        /// Runs `ip` on a Dispatch thread (not on Swift's cooperative pool, which it would stall).
         @discardableResult
-        private static func run(_ arguments: String...) throws -> Int32 {
+        private static func run(_ arguments: String...) async throws -> Int32 {
+            try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(
+                        with: Result {
+                            let process = Process()
+                            process.executableURL = URL(fileURLWithPath: ip)
+                            process.arguments = arguments
+                            try process.run()
+                            process.waitUntilExit()
+                            return process.terminationStatus
+                        })
+                }
+            }
+        }
+
+        /// Deletes the namespace synchronously (from `defer`, which cannot await).
+        private static func deleteNamespace(_ name: String) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: ip)
-            process.arguments = arguments
-            try process.run()
+            process.arguments = ["netns", "del", name]
+            try? process.run()
             process.waitUntilExit()
-            return process.terminationStatus
         }
 
         /// Waits up to `limit` for the monitor to report `expected`; returns how long it took.
@@ -49,23 +66,23 @@
             .enabled(if: canMakeNamespaces, "needs root and iproute2 to make a network namespace"))
         func namespace() async throws {
             let name = "courier-\(UInt32.random(in: 0...UInt32.max))"
-            #expect(try Self.run("netns", "add", name) == 0)
-            defer { _ = try? Self.run("netns", "del", name) }
+            #expect(try await Self.run("netns", "add", name) == 0)
+            defer { Self.deleteNamespace(name) }
             let monitor = NetlinkReachability(networkNamespace: "/var/run/netns/\(name)")
 
             // Only `lo` exists: offline.
             #expect(await Self.time(until: .offline, in: monitor) != nil)
 
-            try Self.run("-n", name, "link", "add", "veth-a", "type", "veth", "peer", "name", "veth-b")
-            try Self.run("-n", name, "link", "set", "veth-a", "up")
-            try Self.run("-n", name, "link", "set", "veth-b", "up")
-            try Self.run("-n", name, "addr", "add", "192.0.2.2/24", "dev", "veth-b")
+            try await Self.run("-n", name, "link", "add", "veth-a", "type", "veth", "peer", "name", "veth-b")
+            try await Self.run("-n", name, "link", "set", "veth-a", "up")
+            try await Self.run("-n", name, "link", "set", "veth-b", "up")
+            try await Self.run("-n", name, "addr", "add", "192.0.2.2/24", "dev", "veth-b")
             #expect(monitor.status == .offline, "an address without a default route is not online")
-            #expect(try Self.run("-n", name, "route", "add", "default", "via", "192.0.2.1") == 0)
+            #expect(try await Self.run("-n", name, "route", "add", "default", "via", "192.0.2.1") == 0)
             let up = await Self.time(until: .online(.other), in: monitor)
             #expect(up != nil)
 
-            #expect(try Self.run("-n", name, "link", "set", "veth-b", "down") == 0)
+            #expect(try await Self.run("-n", name, "link", "set", "veth-b", "down") == 0)
             let down = await Self.time(until: .offline, in: monitor)
             #expect(down != nil)
             print(

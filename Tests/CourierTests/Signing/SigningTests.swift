@@ -15,7 +15,7 @@ import Testing
     private static func verify(
         _ request: LoopbackServer.Request, signatureFrom sent: (LoopbackServer.Request) -> String?,
         timestamp: String, nonce: String
-    ) throws -> (expected: String, sent: String?) {
+    ) async throws -> (expected: String, sent: String?) {
         var pairs = request.rawQuery.split(separator: "&").map(String.init)
         var bodyForHash = request.body
         if request.headers["Content-Type"] == "application/x-www-form-urlencoded" {
@@ -23,10 +23,10 @@ import Testing
             bodyForHash = Data()
         }
         let sorted = pairs.filter { !$0.hasPrefix("sign=") }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let bodyHash = try OpenSSL.digest(bodyForHash, arguments: ["-sha256"])
+        let bodyHash = try await OpenSSL.digest(bodyForHash, arguments: ["-sha256"])
         let canonical = [request.method, request.path, sorted.joined(separator: "&"), timestamp, nonce, bodyHash]
             .joined(separator: "\n")
-        let expected = try OpenSSL.digest(
+        let expected = try await OpenSSL.digest(
             Data(canonical.utf8), arguments: ["-sha256", "-mac", "HMAC", "-macopt", "hexkey:\(secret.hexString)"])
         return (expected, sent(request))
     }
@@ -55,7 +55,7 @@ import Testing
                 request.query.items
                 + (request.headers["Content-Type"]?.hasPrefix("application/x-www") == true ? request.form.items : [])
             let value = { (name: String) in all.first { $0.name == name }?.value }
-            let result = try Self.verify(
+            let result = try await Self.verify(
                 request, signatureFrom: { _ in value("sign") }, timestamp: value("timestamp") ?? "",
                 nonce: value("nonce") ?? "")
             #expect(result.sent == result.expected, "\(request.method) \(request.target)")
@@ -74,7 +74,7 @@ import Testing
             Endpoint<EmptyResponse>.patch(
                 "orders/中", query: ["q": Self.awkward], body: .json(["n": 1]), decoding: .empty))
         let request = try #require(backend.server.requests.first)
-        let result = try Self.verify(
+        let result = try await Self.verify(
             request, signatureFrom: { $0.headers["X-KC-HMAC"] }, timestamp: request.headers["X-KC-TIME"] ?? "",
             nonce: request.headers["X-KC-NONCE"] ?? "")
         #expect(result.sent == result.expected)
@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test("the legacy MD5 scheme: sorted parameters + key, checked against openssl")
-    func legacyMD5() throws {
+    func legacyMD5() async throws {
         let signer = SigningInterceptor(.legacyMD5(key: "secret"), now: Self.fixedClock, nonce: Self.fixedNonce)
         let request = HTTPRequest(
             method: .get, url: URL(string: "https://api.example.com/v1/orders")!,
@@ -128,6 +128,6 @@ import Testing
         let signed = signer.sign(request)
         let text = "nonce=0123456789abcdef&page=1&q=tea%20%26%20cake&timestamp=1700000000&key=secret"
         #expect(signed.query["sign"] == "4ddc5575369ecbe97bf6e35bd1d15c56")
-        #expect(try OpenSSL.digest(Data(text.utf8), arguments: ["-md5"]) == "4ddc5575369ecbe97bf6e35bd1d15c56")
+        #expect(try await OpenSSL.digest(Data(text.utf8), arguments: ["-md5"]) == "4ddc5575369ecbe97bf6e35bd1d15c56")
     }
 }
