@@ -15,6 +15,7 @@ public actor NetworkClient {
     public nonisolated let configuration: Configuration
     private nonisolated let chain: InterceptorChain
     private nonisolated let encoder: JSONEncoder
+    private nonisolated let base: URLJoiner.Base
     private nonisolated let decodingContext: DecodingContext
     private nonisolated let validation: ResponseValidation
     private nonisolated let gate: ReachabilityGate?
@@ -30,6 +31,7 @@ public actor NetworkClient {
         self.chain = InterceptorChain(
             interceptors: configuration.interceptors, transport: configuration.transport ?? URLSessionTransport())
         self.encoder = configuration.encoder.copy()
+        self.base = URLJoiner.Base(configuration.baseURL)
         self.decodingContext = DecodingContext(
             decoder: configuration.decoder.copy(addingUserInfo: [.envelopeFormat: configuration.envelope]),
             envelope: configuration.envelope)
@@ -52,8 +54,7 @@ public actor NetworkClient {
     ///   ``NetworkError/Code/timedOut``, ``NetworkError/Code/httpStatus``,
     ///   ``NetworkError/Code/business``, ``NetworkError/Code/decodingFailed``, …
     public nonisolated func send<Response>(_ endpoint: Endpoint<Response>) async throws -> Response {
-        let request = try endpoint.makeRequest(
-            baseURL: configuration.baseURL, encoder: encoder, defaultTimeout: configuration.timeout)
+        let request = try endpoint.makeRequest(base: base, encoder: encoder, defaultTimeout: configuration.timeout)
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
         }

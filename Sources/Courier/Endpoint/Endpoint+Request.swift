@@ -4,7 +4,7 @@ extension Endpoint {
     /// Builds the request this endpoint describes against a base URL.
     /// - Throws: ``NetworkError`` ``NetworkError/Code/invalidRequest`` for a bad method, URL,
     ///   header or body.
-    func makeRequest(baseURL: URL, encoder: JSONEncoder, defaultTimeout: Duration) throws(NetworkError)
+    func makeRequest(base: URLJoiner.Base, encoder: JSONEncoder, defaultTimeout: Duration) throws(NetworkError)
         -> HTTPRequest
     {
         guard method.isValidToken else {
@@ -13,7 +13,7 @@ extension Endpoint {
         for field in headers where !HTTPHeaders.isValid(field) {
             throw NetworkError(.invalidRequest, "The header \"\(field.name)\" has an invalid name or value.")
         }
-        let target = try URLJoiner.join(baseURL: baseURL, path: path)
+        let target = try URLJoiner.join(base: base, path: path)
         var parameters = target.query
         parameters.append(contentsOf: query)
         let timeout = timeout ?? defaultTimeout
@@ -28,28 +28,46 @@ extension Endpoint {
 
 /// Joins endpoint paths to a base URL.
 enum URLJoiner {
-    /// Joins `path` to `baseURL` with exactly one `/`, or parses `path` alone when it is an
+    /// A base URL taken apart once per client, so each request only appends its path.
+    struct Base: Sendable {
+        /// The base without query or fragment, as written.
+        let text: String
+        /// ``text`` without trailing slashes.
+        let trimmed: String
+        /// The base URL's own query parameters.
+        let query: Parameters
+        /// Whether the base is an `http(s)` URL.
+        let isHTTP: Bool
+
+        init(_ url: URL) {
+            let (part, query) = URLJoiner.split(url.absoluteString)
+            text = String(part)
+            var trimmed = text
+            while trimmed.hasSuffix("/") { trimmed.removeLast() }
+            self.trimmed = trimmed
+            self.query = Parameters.decoding(query ?? "")
+            isHTTP = URLJoiner.hasHTTPScheme(part)
+        }
+    }
+
+    /// Joins `path` to the base with exactly one `/`, or parses `path` alone when it is an
     /// absolute `http(s)` URL. Queries of the base URL and the path are returned in order; a
     /// fragment is dropped (it never goes to a server).
-    static func join(baseURL: URL, path: String) throws(NetworkError) -> (url: URL, query: Parameters) {
+    static func join(base: Base, path: String) throws(NetworkError) -> (url: URL, query: Parameters) {
         let (pathPart, pathQuery) = split(path)
         let isAbsolute = hasHTTPScheme(pathPart)
         var query = Parameters()
-        var text: String
+        let text: String
         if isAbsolute {
             text = PercentEncoding.encodePath(pathPart)
         } else {
-            let (basePart, baseQuery) = split(baseURL.absoluteString)
-            guard hasHTTPScheme(basePart) else {
-                throw NetworkError(.invalidRequest, "The base URL \(basePart) is not an http(s) URL.")
+            guard base.isHTTP else {
+                throw NetworkError(.invalidRequest, "The base URL \(base.text) is not an http(s) URL.")
             }
-            query = Parameters.decoding(baseQuery ?? "")
-            text = String(basePart)
+            query = base.query
             let relative = pathPart.drop { $0 == "/" }
-            if !relative.isEmpty || pathPart.hasPrefix("/") {
-                while text.hasSuffix("/") { text.removeLast() }
-                text += "/" + PercentEncoding.encodePath(relative)
-            }
+            let joins = !relative.isEmpty || pathPart.hasPrefix("/")
+            text = joins ? base.trimmed + "/" + PercentEncoding.encodePath(relative) : base.text
         }
         query.append(contentsOf: Parameters.decoding(pathQuery ?? ""))
         guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
@@ -59,14 +77,14 @@ enum URLJoiner {
     }
 
     /// Splits URL text at its first `?` into path and query, dropping any `#fragment`.
-    private static func split(_ text: some StringProtocol) -> (Substring, Substring?) {
+    fileprivate static func split(_ text: some StringProtocol) -> (Substring, Substring?) {
         let unfragmented = text[..<(text.firstIndex(of: "#") ?? text.endIndex)]
         let withoutFragment = Substring(unfragmented)
         guard let mark = withoutFragment.firstIndex(of: "?") else { return (withoutFragment, nil) }
         return (withoutFragment[..<mark], withoutFragment[withoutFragment.index(after: mark)...])
     }
 
-    private static func hasHTTPScheme(_ text: Substring) -> Bool {
+    fileprivate static func hasHTTPScheme(_ text: Substring) -> Bool {
         let lowered = text.prefix(8).lowercased()
         return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
     }
