@@ -75,15 +75,18 @@ public final class LoopbackServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Adds a route. The first route whose method and path match answers; an unmatched request
-    /// gets `404`.
+    /// Adds a route, replacing any earlier route for the same method and path. The first route
+    /// whose method and path match answers; an unmatched request gets `404`.
     /// - Parameters:
     ///   - path: The percent-encoded path to match exactly, with or without the leading `/`.
     ///   - method: The method to match, or `nil` for any.
     ///   - handler: Produces the answer; a thrown error becomes a `500`.
     public func route(_ path: String, method: HTTPMethod? = nil, handler: @escaping Handler) {
         let normalized = path.hasPrefix("/") ? path : "/" + path
-        lock.withLock { routes.append((method?.rawValue, normalized, handler)) }
+        lock.withLock {
+            routes.removeAll { $0.method == method?.rawValue && $0.path == normalized }
+            routes.append((method?.rawValue, normalized, handler))
+        }
     }
 
     /// Every request received so far, in order of arrival.

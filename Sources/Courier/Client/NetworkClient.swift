@@ -16,8 +16,8 @@ public actor NetworkClient {
     private nonisolated let chain: InterceptorChain
     private nonisolated let encoder: JSONEncoder
     private nonisolated let base: URLJoiner.Base
-    private nonisolated let decodingContext: DecodingContext
-    private nonisolated let validation: ResponseValidation
+    nonisolated let decodingContext: DecodingContext
+    nonisolated let validation: ResponseValidation
     private nonisolated let gate: ReachabilityGate?
 
     private var inFlight: [UInt64: @Sendable () -> Void] = [:]
@@ -54,26 +54,11 @@ public actor NetworkClient {
     ///   ``NetworkError/Code/timedOut``, ``NetworkError/Code/httpStatus``,
     ///   ``NetworkError/Code/business``, ``NetworkError/Code/decodingFailed``, …
     public nonisolated func send<Response>(_ endpoint: Endpoint<Response>) async throws -> Response {
-        let request = try endpoint.makeRequest(base: base, encoder: encoder, defaultTimeout: configuration.timeout)
-        guard !Task.isCancelled else {
-            throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
-        }
+        let request = try makeRequest(endpoint)
         let decoding = endpoint.decoding
-        let skipped = endpoint.skippedLayers
-        let context = InterceptorContext(envelope: configuration.envelope, isIdempotent: endpoint.isIdempotent)
-        let (id, task) = await begin { [self] in
-            try await exchange(request, decoding, context: context, skipping: skipped)
-        }
-        let result = await withTaskCancellationHandler {
-            await task.result
-        } onCancel: {
-            task.cancel()
-        }
-        await end(id)
-        do {
-            return try result.get()
-        } catch {
-            throw NetworkError.wrapping(error).describing(request)
+        return try await perform(request, of: endpoint) { [self] response in
+            try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
+            return try decoding.decode(response, decodingContext)
         }
     }
 
@@ -115,20 +100,47 @@ public actor NetworkClient {
 
     // MARK: - Pipeline (off the actor)
 
-    /// Sends a built request through the interceptors and the transport, and decodes its answer.
-    private nonisolated func exchange<Response>(
-        _ request: HTTPRequest, _ decoding: ResponseDecoding<Response>, context: InterceptorContext,
-        skipping skipped: Set<InterceptorLayer>
-    ) async throws -> Response {
-        try await gate?.admit(request.url)
-        let response: HTTPResponse
-        do {
-            response = try await chain.send(request, context: context, skipping: skipped)
-        } catch {
-            throw NetworkError.wrapping(error)
+    /// Builds an endpoint's request against the base URL, refusing one whose task is already
+    /// cancelled.
+    nonisolated func makeRequest<Response>(_ endpoint: Endpoint<Response>) throws(NetworkError) -> HTTPRequest {
+        let request = try endpoint.makeRequest(base: base, encoder: encoder, defaultTimeout: configuration.timeout)
+        guard !Task.isCancelled else {
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
         }
-        try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
-        return try decoding.decode(response, decodingContext)
+        return request
+    }
+
+    /// Runs a built request through the reachability gate, the interceptors and the transport
+    /// in a task of its own, registered as in flight, and turns the answer into a value with
+    /// `finish`. Cancelling the caller, or ``cancelAll()``, cancels that task.
+    /// - Throws: ``NetworkError``, described with the request.
+    nonisolated func perform<Response, Value: Sendable>(
+        _ request: HTTPRequest, of endpoint: Endpoint<Response>,
+        finish: @escaping @Sendable (HTTPResponse) throws -> Value
+    ) async throws(NetworkError) -> Value {
+        let context = InterceptorContext(envelope: configuration.envelope, isIdempotent: endpoint.isIdempotent)
+        let skipped = endpoint.skippedLayers
+        let (id, task) = await begin { [self] in
+            try await gate?.admit(request.url)
+            let response: HTTPResponse
+            do {
+                response = try await chain.send(request, context: context, skipping: skipped)
+            } catch {
+                throw NetworkError.wrapping(error)
+            }
+            return try finish(response)
+        }
+        let result = await withTaskCancellationHandler {
+            await task.result
+        } onCancel: {
+            task.cancel()
+        }
+        await end(id)
+        do {
+            return try result.get()
+        } catch {
+            throw NetworkError.wrapping(error).describing(request)
+        }
     }
 
     // MARK: - Bookkeeping (on the actor)

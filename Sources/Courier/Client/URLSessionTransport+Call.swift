@@ -21,23 +21,37 @@ extension URLSessionTransport {
         private let lock = NSLock()
         private var state = State.idle
         private weak var registry: SessionDelegate?
-        private var response: HTTPURLResponse?
-        private var body = Data()
+        private var head: HTTPURLResponse?
+        private let sink: ResponseBodySink
         private let request: URLRequest
+        private let body: PreparedBody
+        private let progress: ProgressReporter?
         private let timeout: Duration
         private let timedOut: NetworkError
 
         /// - Parameters:
-        ///   - request: What to send.
+        ///   - request: What to send, without its body.
+        ///   - body: The body: bytes, or a file to stream.
+        ///   - download: Where a successful answer's body goes instead of memory.
+        ///   - progress: Where progress is reported.
         ///   - timeout: The time left until the deadline.
         ///   - timedOut: The error thrown when it passes.
-        init(request: URLRequest, timeout: Duration, timedOut: NetworkError) {
+        init(
+            request: URLRequest, body: PreparedBody, download: DownloadTarget?, progress: ProgressReporter?,
+            timeout: Duration, timedOut: NetworkError
+        ) {
             self.request = request
+            self.body = body
+            self.progress = progress
+            self.sink = ResponseBodySink(target: download, progress: progress)
             self.timeout = timeout
             self.timedOut = timedOut
         }
 
-        /// Creates, registers and resumes the data task, unless the call was stopped already.
+        /// Whether the request has a body (which `URLSession` would drop on a redirect).
+        var hasBody: Bool { body.length > 0 }
+
+        /// Creates, registers and resumes the task, unless the call was stopped already.
         func start(
             _ continuation: CheckedContinuation<HTTPResponse, any Error>, in session: URLSession,
             registry: SessionDelegate
@@ -49,7 +63,15 @@ extension URLSessionTransport {
                 continuation.resume(throwing: error)
                 return
             }
-            let task = session.dataTask(with: request)
+            let task: URLSessionDataTask
+            switch body.content {
+            case .none: task = session.dataTask(with: request)
+            case .data(let data):
+                var withBody = request
+                withBody.httpBody = data
+                task = session.dataTask(with: withBody)
+            case .file(let url, _): task = session.uploadTask(with: request, fromFile: url)
+            }
             self.registry = registry
             registry.register(self, for: task)
             // A timer source, cancelled on completion, holds nothing once the call is over.
@@ -62,7 +84,8 @@ extension URLSessionTransport {
             deadline.resume()
         }
 
-        /// Ends the call with an error (cancellation or deadline) and stops the transfer.
+        /// Ends the call with an error (cancellation, deadline, a failed write) and stops the
+        /// transfer.
         func stop(_ error: NetworkError) {
             lock.lock()
             switch state {
@@ -71,6 +94,8 @@ extension URLSessionTransport {
                 lock.unlock()
             case .running(let continuation, let task, let deadline):
                 state = .finished
+                let error = Self.attaching(head, to: error)
+                _ = try? sink.finish()
                 lock.unlock()
                 deadline.cancel()
                 registry?.forget(task)
@@ -81,19 +106,39 @@ extension URLSessionTransport {
             }
         }
 
-        /// Records the response head.
+        /// Records the response head and opens the body's destination.
         func received(_ response: URLResponse) {
-            lock.withLock {
-                self.response = response as? HTTPURLResponse
-                if response.expectedContentLength > 0, response.expectedContentLength < 64 << 20 {
-                    body.reserveCapacity(Int(response.expectedContentLength))
+            let failure: NetworkError? = lock.withLock {
+                guard case .running = state, let http = response as? HTTPURLResponse else { return nil }
+                head = http
+                let length = response.expectedContentLength >= 0 ? response.expectedContentLength : nil
+                do throws(NetworkError) {
+                    try sink.begin(status: http.statusCode, headers: Self.headers(of: http), length: length)
+                    return nil
+                } catch {
+                    return error
                 }
             }
+            if let failure { stop(failure) }
         }
 
-        /// Appends a piece of the body.
+        /// Stores a piece of the body.
         func received(_ data: Data) {
-            lock.withLock { body.append(data) }
+            let failure: NetworkError? = lock.withLock {
+                guard case .running = state else { return nil }
+                do throws(NetworkError) {
+                    try sink.append(data)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let failure { stop(failure) }
+        }
+
+        /// Reports request body bytes sent.
+        func sent(_ total: Int64, of expected: Int64) {
+            progress?.uploaded(total, of: expected > 0 ? expected : body.length)
         }
 
         /// Ends the call with what `URLSession` delivered: the response, or `error`.
@@ -106,25 +151,42 @@ extension URLSessionTransport {
                 return
             }
             state = .finished
-            let head = override ?? response
-            let bytes = body
+            let head = override ?? self.head
+            let collected = Result { () throws(NetworkError) in try sink.finish() }
             lock.unlock()
             deadline.cancel()
             if let error {
-                continuation.resume(throwing: Self.networkError(for: error))
+                continuation.resume(throwing: Self.attaching(head, to: Self.networkError(for: error)))
             } else if let head {
-                continuation.resume(returning: Self.httpResponse(head, body: bytes))
+                continuation.resume(
+                    with: collected.map { Self.httpResponse(head, body: $0.body, file: $0.file) }.mapError { $0 })
             } else {
                 continuation.resume(throwing: NetworkError(.transport, "The answer is not an HTTP response."))
             }
         }
 
-        private static func httpResponse(_ head: HTTPURLResponse, body: Data) -> HTTPResponse {
+        /// An error with the status and headers of an answer that had begun, so a broken
+        /// download can be resumed with its validator.
+        private static func attaching(_ head: HTTPURLResponse?, to error: NetworkError) -> NetworkError {
+            guard let head, error.status == nil else { return error }
+            var error = error
+            error.status = head.statusCode
+            error.headers = headers(of: head)
+            return error
+        }
+
+        private static func headers(of head: HTTPURLResponse) -> HTTPHeaders {
             var headers = HTTPHeaders()
             for (name, value) in head.allHeaderFields {
                 headers.add(name: String(describing: name), value: String(describing: value))
             }
-            return HTTPResponse(status: head.statusCode, headers: headers, body: body, url: head.url)
+            return headers
+        }
+
+        private static func httpResponse(_ head: HTTPURLResponse, body: Data, file: URL?) -> HTTPResponse {
+            var response = HTTPResponse(status: head.statusCode, headers: headers(of: head), body: body, url: head.url)
+            response.bodyFile = file
+            return response
         }
 
         /// Maps a `URLError` to the closest ``NetworkError`` code.

@@ -58,11 +58,20 @@ extension URLSessionTransport {
         }
 
         func urlSession(
+            _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+            totalBytesExpectedToSend: Int64
+        ) {
+            call(for: task)?.sent(totalBytesSent, of: totalBytesExpectedToSend)
+        }
+
+        func urlSession(
             _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
             newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
         ) {
             let original = task.originalRequest ?? request
-            completionHandler(RedirectPolicy.follow(from: original, status: response.statusCode, to: request))
+            let hasBody = call(for: task)?.hasBody ?? (original.httpBody != nil)
+            completionHandler(
+                RedirectPolicy.follow(from: original, hasBody: hasBody, status: response.statusCode, to: request))
         }
     }
 }
@@ -77,11 +86,11 @@ extension URLSessionTransport {
 ///   307/308 with a body itself (``replay(_:location:)``).
 enum RedirectPolicy {
     /// The request `URLSession` should send for a redirect, or `nil` to stop and return the 3xx.
-    static func follow(from original: URLRequest, status: Int, to proposed: URLRequest) -> URLRequest? {
+    static func follow(from original: URLRequest, hasBody: Bool, status: Int, to proposed: URLRequest) -> URLRequest? {
         guard let from = original.url, let to = proposed.url else { return nil }
         if status == 307 || status == 308 {
             // Without a body URLSession keeps the method; with one, the transport replays it.
-            guard isSameOrigin(from, to), original.httpBody == nil else { return nil }
+            guard isSameOrigin(from, to), !hasBody else { return nil }
             return proposed
         }
         var next = proposed

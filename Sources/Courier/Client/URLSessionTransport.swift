@@ -56,12 +56,17 @@ public final class URLSessionTransport: Transport {
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
         }
-        var urlRequest = try Self.makeURLRequest(request)
         let deadline = ContinuousClock.now + request.timeout
+        let body = try await request.body.prepare()
+        defer { body.discard() }
+        var urlRequest = try Self.makeURLRequest(request, contentType: body.contentType)
         for _ in 0..<Self.maximumReplays {
-            let response = try await perform(
-                urlRequest, timeout: ContinuousClock.now.duration(to: deadline), deadline: request.timeout)
-            guard response.status == 307 || response.status == 308, urlRequest.httpBody != nil,
+            let call = Call(
+                request: urlRequest, body: body, download: request.download, progress: request.progress,
+                timeout: ContinuousClock.now.duration(to: deadline),
+                timedOut: NetworkError(.timedOut, "No complete answer within \(request.timeout)."))
+            let response = try await perform(call)
+            guard response.status == 307 || response.status == 308, call.hasBody,
                 let next = RedirectPolicy.replay(urlRequest, location: response.headers["Location"])
             else { return response }
             urlRequest = next
@@ -72,12 +77,9 @@ public final class URLSessionTransport: Transport {
     /// How many 307/308 redirects with a body are replayed before giving up.
     private static let maximumReplays = 10
 
-    /// Runs one `URLSession` task for the request.
-    private func perform(_ urlRequest: URLRequest, timeout: Duration, deadline: Duration) async throws -> HTTPResponse {
-        let timedOut = NetworkError(.timedOut, "No complete answer within \(deadline).")
-        guard timeout > .zero else { throw timedOut }
-        let call = Call(request: urlRequest, timeout: timeout, timedOut: timedOut)
-        return try await withTaskCancellationHandler {
+    /// Runs one `URLSession` task.
+    private func perform(_ call: Call) async throws -> HTTPResponse {
+        try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 call.start(continuation, in: session, registry: delegate)
             }
@@ -86,8 +88,10 @@ public final class URLSessionTransport: Transport {
         }
     }
 
-    /// Turns a request into a `URLRequest`, with the query and body encoded for the wire.
-    static func makeURLRequest(_ request: HTTPRequest) throws(NetworkError) -> URLRequest {
+    /// Turns a request into a `URLRequest` without its body, with the query encoded for the wire.
+    /// - Parameter contentType: The prepared body's media type, used when no header sets one
+    ///   (always for a multipart body, whose type carries its boundary).
+    static func makeURLRequest(_ request: HTTPRequest, contentType: String?) throws(NetworkError) -> URLRequest {
         var urlRequest = URLRequest(url: try request.wireURL())
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
@@ -95,10 +99,9 @@ public final class URLSessionTransport: Transport {
         // timeout, and FoundationNetworking truncates it to whole seconds (0.8 s becomes 0 ms,
         // an instant timeout), so it is set past the deadline where it never fires first.
         urlRequest.timeoutInterval = request.timeout.seconds.rounded(.up) + 1
-        for field in request.wireHeaders {
+        for field in request.wireHeaders(contentType: contentType) {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }
-        urlRequest.httpBody = request.body.encoded
         return urlRequest
     }
 }

@@ -50,6 +50,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         public static let tokenRefreshFailed = Code(rawValue: "tokenRefreshFailed")
         /// The request could not be built: bad URL, method, header or body.
         public static let invalidRequest = Code(rawValue: "invalidRequest")
+        /// A file could not be written or moved: a temporary upload body, a download that
+        /// cannot be stored, or a download destination that exists and may not be replaced.
+        public static let fileSystem = Code(rawValue: "fileSystem")
     }
 
     /// What kind of failure this is.
@@ -74,6 +77,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     public var codingPath: String?
     /// The error that caused this one, when there is one.
     public var underlying: (any Error)?
+    /// For a download that broke after bytes arrived, what ``NetworkClient/resumeDownload(_:)``
+    /// needs to continue it.
+    public var resumeData: DownloadResumeData?
 
     /// Creates an error.
     /// - Parameters:

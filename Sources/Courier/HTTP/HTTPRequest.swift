@@ -17,6 +17,11 @@ public struct HTTPRequest: Sendable {
     public var body: HTTPBody
     /// The overall deadline for one attempt: the whole answer must have arrived by then.
     public var timeout: Duration
+    /// Where the body of a successful (2xx) answer goes instead of memory, for downloads. An
+    /// answer with another status is kept in memory, so it can be read as an error.
+    public var download: DownloadTarget?
+    /// Where the transport reports upload and download progress, if anyone listens.
+    public var progress: ProgressReporter?
 
     /// Creates a request.
     /// - Parameters:
@@ -70,10 +75,20 @@ public struct HTTPRequest: Sendable {
 
     /// The header fields that go on the wire: ``headers`` plus the body's `Content-Type`
     /// when none is set.
-    public var wireHeaders: HTTPHeaders {
-        guard let contentType = body.contentType, headers["Content-Type"] == nil else { return headers }
+    public var wireHeaders: HTTPHeaders { wireHeaders(contentType: body.contentType) }
+
+    /// The header fields that go on the wire with a prepared body: ``headers`` plus
+    /// `contentType` when none is set; a multipart body's type (with its boundary) always wins.
+    /// - Parameter contentType: The prepared body's media type.
+    /// - Returns: The header fields.
+    public func wireHeaders(contentType: String?) -> HTTPHeaders {
+        guard let contentType else { return headers }
         var result = headers
-        result.add(name: "Content-Type", value: contentType)
+        if case .multipart = body {
+            result["Content-Type"] = contentType
+        } else if result["Content-Type"] == nil {
+            result.add(name: "Content-Type", value: contentType)
+        }
         return result
     }
 

@@ -6,8 +6,11 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     /// The header fields.
     public var headers: HTTPHeaders
-    /// The body bytes (empty when there was none).
+    /// The body bytes (empty when there was none, or when it went to ``bodyFile``).
     public var body: Data
+    /// The file the body was written to, when the request asked for a download and the answer
+    /// was a success.
+    public var bodyFile: URL?
     /// The URL that answered, after any redirects.
     public var url: URL?
 

@@ -48,43 +48,9 @@ public struct CommonParametersInterceptor: Interceptor {
                 throw NetworkError(.invalidRequest, "Computing the common parameters failed.", underlying: error)
             }
         }
-        return try await next(try Self.adding(added, to: request))
-    }
-
-    /// The request with `parameters` added where its own parameters are.
-    static func adding(_ parameters: Parameters, to request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
-        guard !parameters.isEmpty else { return request }
         var request = request
-        func missing(from existing: Parameters) -> [Parameters.Item] {
-            parameters.items.filter { item in existing[item.name] == nil }
-        }
-        let inQuery = request.method.carriesParametersInQuery
-        switch request.body {
-        case .none where !inQuery:
-            request.body = .form(Parameters(missing(from: request.query)))
-        case .form(var form) where !inQuery:
-            form.items.append(contentsOf: missing(from: form))
-            request.body = .form(form)
-        case .json(let data) where !inQuery:
-            request.body = .json(try merging(parameters, into: data))
-        default:
-            request.query.items.append(contentsOf: missing(from: request.query))
-        }
-        return request
-    }
-
-    /// Adds parameters as string members of a top-level JSON object, keeping existing members.
-    private static func merging(_ parameters: Parameters, into json: Data) throws(NetworkError) -> Data {
-        guard var object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
-            throw NetworkError(
-                .invalidRequest, "Common parameters can only be added to a JSON body that is an object.")
-        }
-        for item in parameters.items where object[item.name] == nil { object[item.name] = item.value }
-        do {
-            return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        } catch {
-            throw NetworkError(.invalidRequest, "The JSON body could not be re-encoded.", underlying: error)
-        }
+        try request.addParametersIncludingJSON(added, merge: .keepExisting)
+        return try await next(request)
     }
 }
 

@@ -61,13 +61,21 @@ public struct LoggingInterceptor: Interceptor {
         sink.write("→ \(target)")
         if includesDetails {
             sink.write("  headers: \(redacted(request.wireHeaders))")
-            if let body = request.body.encoded, !body.isEmpty { sink.write("  body: \(snippet(body))") }
+            switch request.body {
+            case .multipart(let form):
+                let files = form.files.map { "\($0.name) (\($0.filename), \($0.contentType))" }
+                sink.write("  multipart fields: \(snippet(Data(form.fields.encoded.utf8))); files: \(files)")
+            case .file(let url, _):
+                sink.write("  body: file \(url.lastPathComponent)")
+            default:
+                if let body = request.body.encoded, !body.isEmpty { sink.write("  body: \(snippet(body))") }
+            }
         }
         let start = ContinuousClock.now
         do {
             let response = try await next(request)
-            sink.write(
-                "← \(response.status) \(target) (\(milliseconds(since: start)) ms, \(response.body.count) bytes)")
+            let size = response.bodyFile.map { "to file \($0.lastPathComponent)" } ?? "\(response.body.count) bytes"
+            sink.write("← \(response.status) \(target) (\(milliseconds(since: start)) ms, \(size))")
             if includesDetails, !response.body.isEmpty { sink.write("  body: \(snippet(response.body))") }
             return response
         } catch {

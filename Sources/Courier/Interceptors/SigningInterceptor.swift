@@ -92,9 +92,9 @@ public struct SigningInterceptor: Interceptor {
         let nonce = makeNonce()
         switch placement {
         case .parameters(let signatureName, let timestampName, let nonceName):
-            Self.append([timestampName: timestamp, nonceName: nonce], to: &request)
+            request.addParameters([timestampName: timestamp, nonceName: nonce], merge: .replaceExisting)
             let canonical = CanonicalRequest(request, excluding: signatureName, timestamp: timestamp, nonce: nonce)
-            Self.append([signatureName: algorithm.sign(canonical)], to: &request)
+            request.addParameters([signatureName: algorithm.sign(canonical)], merge: .replaceExisting)
         case .headers(let signatureName, let timestampName, let nonceName):
             let canonical = CanonicalRequest(request, timestamp: timestamp, nonce: nonce)
             request.headers[timestampName] = timestamp
@@ -108,23 +108,6 @@ public struct SigningInterceptor: Interceptor {
     @Sendable public static func randomNonce() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexString
-    }
-
-    /// Adds signing parameters to the form of a form body (or of a body-less body method), and to
-    /// the query otherwise, replacing earlier values of the same names.
-    private static func append(_ parameters: Parameters, to request: inout HTTPRequest) {
-        let usesForm = !request.method.carriesParametersInQuery
-        switch request.body {
-        case .form(var form):
-            form.items.removeAll { item in parameters[item.name] != nil }
-            form.append(contentsOf: parameters)
-            request.body = .form(form)
-        case .none where usesForm:
-            request.body = .form(parameters)
-        default:
-            request.query.items.removeAll { item in parameters[item.name] != nil }
-            request.query.append(contentsOf: parameters)
-        }
     }
 }
 

@@ -97,11 +97,8 @@ public struct TokenInterceptor: Interceptor {
         case .parameter(let name):
             var request = request
             request.query.items.removeAll { $0.name == name }
-            if case .form(var form) = request.body {
-                form.items.removeAll { $0.name == name }
-                request.body = .form(form)
-            }
-            return try CommonParametersInterceptor.adding([name: token], to: request)
+            try request.addParametersIncludingJSON([name: token], merge: .replaceExisting)
+            return request
         }
     }
 }

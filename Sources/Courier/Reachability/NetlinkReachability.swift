@@ -41,7 +41,7 @@
 
         /// The current status; ``ReachabilityStatus/unknown`` until the first read of the tables
         /// (or when netlink cannot be used).
-        public var status: ReachabilityStatus { broadcaster.status }
+        public var status: ReachabilityStatus { broadcaster.value }
 
         /// The current status, then every change.
         /// - Returns: The stream.

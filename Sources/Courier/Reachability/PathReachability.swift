@@ -25,7 +25,7 @@
         deinit { monitor.cancel() }
 
         /// The current status.
-        public var status: ReachabilityStatus { broadcaster.status }
+        public var status: ReachabilityStatus { broadcaster.value }
 
         /// The current status, then every change.
         /// - Returns: The stream.

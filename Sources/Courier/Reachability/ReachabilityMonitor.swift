@@ -49,41 +49,8 @@ public protocol ReachabilityMonitor: Sendable {
     func statusUpdates() -> AsyncStream<ReachabilityStatus>
 }
 
-/// Keeps a status and tells listeners when it changes; the shared core of the monitors.
-///
-/// `@unchecked Sendable`: `current` and `listeners` are guarded by `lock`.
-final class StatusBroadcaster: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: ReachabilityStatus
-    private var listeners: [UUID: AsyncStream<ReachabilityStatus>.Continuation] = [:]
-
-    init(_ initial: ReachabilityStatus) { current = initial }
-
-    var status: ReachabilityStatus { lock.withLock { current } }
-
-    func stream() -> AsyncStream<ReachabilityStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: ReachabilityStatus.self, bufferingPolicy: .bufferingNewest(16))
-        let id = UUID()
-        lock.withLock {
-            listeners[id] = continuation
-            continuation.yield(current)
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.lock.withLock { _ = self?.listeners.removeValue(forKey: id) }
-        }
-        return stream
-    }
-
-    /// Sets the status and tells every listener, if it changed.
-    func update(_ status: ReachabilityStatus) {
-        lock.withLock {
-            guard status != current else { return }
-            current = status
-            for listener in listeners.values { listener.yield(status) }
-        }
-    }
-}
+/// Tells listeners about reachability changes.
+typealias StatusBroadcaster = Broadcaster<ReachabilityStatus>
 
 /// A monitor whose status is set by hand: for tests, and for apps that know better.
 public final class ManualReachability: ReachabilityMonitor {
@@ -94,7 +61,7 @@ public final class ManualReachability: ReachabilityMonitor {
     public init(_ status: ReachabilityStatus = .unknown) { broadcaster = StatusBroadcaster(status) }
 
     /// The current status.
-    public var status: ReachabilityStatus { broadcaster.status }
+    public var status: ReachabilityStatus { broadcaster.value }
 
     /// The current status, then every change.
     /// - Returns: The stream.

@@ -8,12 +8,13 @@ import Foundation
 /// ```
 ///
 /// - `PATH`: the URL path exactly as sent (percent-encoded), `/` when empty.
-/// - `SORTED-PARAMETERS`: every query and form parameter except the signature itself, each as
+/// - `SORTED-PARAMETERS`: every query, form and multipart text parameter except the signature itself, each as
 ///   `name=value` percent-encoded by ``PercentEncoding`` (so exactly as on the wire), sorted by
 ///   their bytes and joined with `&`.
 /// - `TIMESTAMP`: Unix time in whole seconds; `NONCE`: a random value used once.
-/// - `BODY-SHA256`: lower-case hex SHA-256 of a JSON or raw body, or of no bytes for no body or
-///   a form (whose fields are already among the parameters).
+/// - `BODY-SHA256`: lower-case hex SHA-256 of a JSON or raw body, or of no bytes for no body,
+///   a form or a multipart form (whose text fields are among the parameters; its files are not
+///   signed), or a file body (not read to sign it).
 public struct CanonicalRequest: Sendable, Hashable {
     /// The method token.
     public let method: String
@@ -42,8 +43,9 @@ public struct CanonicalRequest: Sendable, Hashable {
         var body = Data()
         switch request.body {
         case .form(let form): items.append(contentsOf: form.items)
+        case .multipart(let form): items.append(contentsOf: form.fields.items)
         case .json(let data), .data(let data, _): body = data
-        case .none: break
+        case .none, .file: break
         }
         sortedParameters =
             items

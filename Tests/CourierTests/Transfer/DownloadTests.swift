@@ -1,0 +1,213 @@
+import CourierTesting
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// Downloads to a file over loopback: streaming, atomic placement, errors and resume.
+@Suite struct DownloadTests {
+    /// Serves `content` with an ETag, honouring `Range: bytes=N-` when `If-Range` matches and
+    /// `supportsRanges` is set. `fault` applies to full answers only.
+    private static func file(
+        _ content: Data, etag: String = "\"v1\"", supportsRanges: Bool = true,
+        fault: LoopbackServer.Fault? = nil
+    ) -> LoopbackServer.Handler {
+        { request in
+            var headers: HTTPHeaders = ["Content-Type": "application/octet-stream", "ETag": etag]
+            if supportsRanges, let range = request.headers["Range"], request.headers["If-Range"] == etag,
+                range.hasPrefix("bytes="), let start = Int(range.dropFirst(6).dropLast()), start < content.count
+            {
+                headers["Content-Range"] = "bytes \(start)-\(content.count - 1)/\(content.count)"
+                return LoopbackServer.Response(
+                    status: 206, headers: headers, body: content.subdata(in: start..<content.count))
+            }
+            headers["Accept-Ranges"] = supportsRanges ? "bytes" : "none"
+            let response = LoopbackServer.Response(status: 200, headers: headers, body: content)
+            return fault.map { response.with($0) } ?? response
+        }
+    }
+
+    private static let brokenAt = 3_000_000
+
+    @Test("a 64 MB body is streamed to the destination; its SHA-256 matches")
+    func largeDownload() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend(timeout: .seconds(120))
+        defer { backend.server.stop() }
+        let content = patternedBytes(64 << 20)
+        backend.server.route("/v1/big", handler: Self.file(content))
+        let destination = directory.file("big.bin")
+
+        let task = backend.client.download(.download("big"), to: destination)
+        let seen = collect(task.progress)
+        let file = try await task.value
+        let values = await seen.value
+
+        #expect(
+            file
+                == DownloadedFile(
+                    url: destination, byteCount: Int64(64 << 20), resumedFrom: 0, status: 200, headers: file.headers))
+        let expected = try await OpenSSL.digest(content, arguments: ["-sha256"])
+        let stored = try await OpenSSL.digest(try Data(contentsOf: destination), arguments: ["-sha256"])
+        #expect(stored == expected && expected.count == 64)
+        #expect(directory.names == ["big.bin"], "no partial file is left beside it")
+        #expect(values.count >= 3, "progress arrives while the body streams")
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0.completed <= $1.completed })
+        #expect(values.last == TransferProgress(completed: Int64(64 << 20), expected: Int64(64 << 20)))
+    }
+
+    @Test("an error status never produces a file; its body is in the error")
+    func errorStatus() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/gone") { _ in .json(#"{"code":404,"msg":"no such report"}"#, status: 404) }
+
+        let error = await networkError {
+            _ = try await backend.client.download(.download("gone"), to: directory.file("r.pdf")).value
+        }
+
+        #expect(error?.code == .httpStatus && error?.status == 404)
+        #expect(error?.businessMessage == "no such report")
+        #expect(error?.resumeData == nil)
+        #expect(directory.names.isEmpty)
+    }
+
+    @Test("a connection lost mid-body leaves nothing at the destination; resume continues with Range")
+    func resumeWithRange() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        let content = patternedBytes(8_000_000, seed: 21)
+        backend.server.route("/v1/report", handler: Self.file(content, fault: .closeMidBody(afterBytes: Self.brokenAt)))
+        let destination = directory.file("report.bin")
+
+        let error = await networkError {
+            _ = try await backend.client.download(.download("report"), to: destination).value
+        }
+
+        #expect(error?.code == .transport)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        let resumeData = try #require(error?.resumeData)
+        #expect(resumeData.bytesReceived > 0 && resumeData.bytesReceived <= Int64(Self.brokenAt))
+        #expect(resumeData.validator == "\"v1\"" && resumeData.continuesWithRange)
+        #expect(directory.names.count == 1 && directory.names[0].hasPrefix(".report.bin.courier-download-"))
+
+        let task = backend.client.resumeDownload(resumeData)
+        let seen = collect(task.progress)
+        let file = try await task.value
+        let values = await seen.value
+
+        #expect(try Data(contentsOf: destination) == content)
+        #expect(file.status == 206 && file.resumedFrom == resumeData.bytesReceived)
+        let resumed = try #require(backend.server.requests.last)
+        #expect(resumed.headers["Range"] == "bytes=\(resumeData.bytesReceived)-")
+        #expect(resumed.headers["If-Range"] == "\"v1\"")
+        #expect(
+            values.first.map { $0.completed >= resumeData.bytesReceived } == true, "progress starts at the bytes kept")
+        #expect(values.last == TransferProgress(completed: 8_000_000, expected: 8_000_000))
+        #expect(directory.names == ["report.bin"])
+    }
+
+    @Test("a server without range support restarts the download cleanly")
+    func resumeWithoutRanges() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        let content = patternedBytes(6_000_000, seed: 33)
+        let broken = Self.file(content, supportsRanges: false, fault: .closeMidBody(afterBytes: Self.brokenAt))
+        backend.server.route("/v1/report", handler: broken)
+        let destination = directory.file("report.bin")
+        let error = await networkError {
+            _ = try await backend.client.download(.download("report"), to: destination).value
+        }
+        let resumeData = try #require(error?.resumeData)
+        #expect(!resumeData.continuesWithRange, "Accept-Ranges: none")
+        backend.server.route("/v1/report", handler: Self.file(content, supportsRanges: false))
+
+        let file = try await backend.client.resumeDownload(resumeData).value
+
+        #expect(try Data(contentsOf: destination) == content)
+        #expect(file.status == 200 && file.resumedFrom == 0)
+        #expect(backend.server.requests.last?.headers["Range"] == nil)
+        #expect(directory.names == ["report.bin"])
+    }
+
+    @Test("a resource that changed (If-Range fails) is downloaded again from the start")
+    func resumeAfterChange() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route(
+            "/v1/report", handler: Self.file(patternedBytes(5_000_000), fault: .closeMidBody(afterBytes: Self.brokenAt))
+        )
+        let destination = directory.file("report.bin")
+        let error = await networkError {
+            _ = try await backend.client.download(.download("report"), to: destination).value
+        }
+        let resumeData = try #require(error?.resumeData)
+        let changed = patternedBytes(4_000_000, seed: 99)
+        backend.server.route("/v1/report", handler: Self.file(changed, etag: "\"v2\""))
+
+        let file = try await backend.client.resumeDownload(resumeData).value
+
+        #expect(backend.server.requests.last?.headers["If-Range"] == "\"v1\"")
+        #expect(file.status == 200 && file.byteCount == 4_000_000)
+        #expect(try Data(contentsOf: destination) == changed, "no stale byte of the old version survives")
+    }
+
+    @Test("an existing destination fails before sending unless replacing is asked for")
+    func overwritePolicy() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/f", handler: Self.file(Data("new".utf8)))
+        let destination = directory.file("f.txt")
+        try Data("old".utf8).write(to: destination)
+
+        let error = await networkError { _ = try await backend.client.download(.download("f"), to: destination).value }
+        #expect(error?.code == .fileSystem)
+        #expect(backend.server.requests.isEmpty)
+        #expect(try Data(contentsOf: destination) == Data("old".utf8))
+
+        _ = try await backend.client.download(.download("f"), to: destination, overwrite: .replace).value
+        #expect(try Data(contentsOf: destination) == Data("new".utf8))
+        #expect(directory.names == ["f.txt"])
+    }
+
+    @Test("a cancelled download leaves no file at all")
+    func cancellation() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend(timeout: .seconds(60))
+        defer { backend.server.stop() }
+        let slow = Self.file(patternedBytes(1_000_000), fault: .drip(bytes: 1000, every: .milliseconds(20)))
+        backend.server.route("/v1/slow", handler: slow)
+        let task = backend.client.download(.download("slow"), to: directory.file("slow.bin"))
+        for await step in task.progress where step.completed > 0 { break }
+
+        task.cancel()
+        let error = await networkError { _ = try await task.value }
+
+        #expect(error?.code == .cancelled && error?.resumeData == nil)
+        #expect(directory.names.isEmpty)
+    }
+
+    @Test("a download endpoint sent with send(_:) is refused clearly")
+    func sendRefusesDownloads() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/f", handler: Self.file(Data("x".utf8)))
+
+        let error = await networkError { _ = try await backend.client.send(.download("f")) }
+
+        #expect(error?.code == .invalidRequest)
+        #expect(error?.message.contains("download(_:to:)") == true)
+    }
+}
