@@ -50,7 +50,39 @@ enum DemoBackend {
             LoopbackServer.Response.json(#"{"code":0,"data":"late"}"#).delayed(by: .seconds(30))
         }
         addAppBackendRoutes(to: server)
+        addTransferRoutes(to: server)
         return server
+    }
+
+    /// The file behind `files/report.bin`: 16 MB of patterned bytes.
+    static let reportContent = Data((0..<16_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) })
+
+    /// An upload endpoint that parses multipart bodies, and a download that breaks half-way the
+    /// first time and honours `Range` with `If-Range` after that.
+    private static func addTransferRoutes(to server: LoopbackServer) {
+        server.route("/api/v1/media", method: .post) { request in
+            let parts = request.multipartParts ?? []
+            return .envelope(data: parts.map { "\($0.name ?? "?")=\($0.filename ?? $0.text) (\($0.content.count) B)" })
+        }
+        let served = DownloadCount()
+        server.route("/api/v1/files/report.bin") { request in
+            let content = reportContent
+            var headers: HTTPHeaders = [
+                "Content-Type": "application/octet-stream", "ETag": "\"r1\"", "Accept-Ranges": "bytes",
+            ]
+            let pace = LoopbackServer.Fault.drip(bytes: 256 << 10, every: .milliseconds(15))
+            if let range = request.headers["Range"], request.headers["If-Range"] == "\"r1\"",
+                let start = Int(range.dropFirst("bytes=".count).dropLast()), start < content.count
+            {
+                headers["Content-Range"] = "bytes \(start)-\(content.count - 1)/\(content.count)"
+                return LoopbackServer.Response(
+                    status: 206, headers: headers, body: content.subdata(in: start..<content.count)
+                )
+                .with(pace)
+            }
+            let full = LoopbackServer.Response(status: 200, headers: headers, body: content)
+            return served.next() == 1 ? full.with(.closeMidBody(afterBytes: content.count / 2)) : full.with(pace)
+        }
     }
 
     /// Routes of the "app backend" part: a token endpoint, a login endpoint, and a profile that
@@ -102,4 +134,17 @@ private final class BackendState: @unchecked Sendable {
     }
 
     func logIn() { lock.withLock { loggedIn = true } }
+}
+
+/// Counts the downloads served. `@unchecked Sendable`: `count` is guarded by `lock`.
+private final class DownloadCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func next() -> Int {
+        lock.withLock {
+            count += 1
+            return count
+        }
+    }
 }

@@ -80,6 +80,7 @@ struct Walkthrough {
         }
         await appBackend()
         await offline()
+        await transfers()
         print("\nDone. The server received \(server.requests.count) requests.")
     }
 

@@ -210,8 +210,13 @@ extension URLSessionTransport {
             case .badURL, .unsupportedURL:
                 return NetworkError(.invalidRequest, "The URL is not supported.", underlying: urlError)
             default:
+                // FoundationNetworking reports most libcurl failures as -1; curl's own words
+                // ("transfer closed with 3000000 bytes remaining to read") are in the cause.
+                let cause = (urlError.userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription
+                let detail = cause.map { ": \($0)" } ?? ""
                 return NetworkError(
-                    .transport, "The transfer failed (URLError \(urlError.code.rawValue)).", underlying: urlError)
+                    .transport, "The transfer failed (URLError \(urlError.code.rawValue))\(detail).",
+                    underlying: urlError)
             }
         }
     }
