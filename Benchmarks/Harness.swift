@@ -9,13 +9,23 @@ struct Measurement: Codable {
     let courier: Double
     /// Median of the baseline's repetitions.
     let baseline: Double
-    /// `courier / baseline` when higher is better, `baseline / courier` otherwise: above 1 means
-    /// Courier is ahead, below 1 behind.
+    /// Above 1 means Courier is ahead, below 1 behind (`courier / baseline` when higher is
+    /// better, `baseline / courier` otherwise).
     let ratio: Double
-    /// The target the ratio must reach, if the scenario has one.
-    let target: Double?
+    /// The target in words (`≥ 0.98`), if the scenario has one.
+    let target: String?
+    let meetsTarget: Bool
 
-    var meetsTarget: Bool { target.map { ratio >= $0 } ?? true }
+    /// A comparison whose ratio must reach `minimum`, if given.
+    static func ratio(
+        _ scenario: String, _ detail: String, unit: String, courier: Double, baseline: Double, higherIsBetter: Bool,
+        minimum: Double?
+    ) -> Measurement {
+        let ratio = higherIsBetter ? courier / baseline : baseline / courier
+        return Measurement(
+            scenario: scenario, detail: detail, unit: unit, courier: courier, baseline: baseline, ratio: ratio,
+            target: minimum.map { "≥ \(String(format: "%.3f", $0))" }, meetsTarget: minimum.map { ratio >= $0 } ?? true)
+    }
 }
 
 /// Runs A and B alternately (A B A B …) after a warm-up and keeps the median of each, so drift
@@ -48,5 +58,22 @@ enum Harness {
         try await body()
         let elapsed = ContinuousClock.now - start
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// Runs `count` calls of `body` spread over `concurrency` tasks and returns calls per second.
+    static func rate(count: Int, concurrency: Int, _ body: @escaping @Sendable () async throws -> Void)
+        async throws -> Double
+    {
+        let seconds = try await seconds {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<concurrency {
+                    group.addTask {
+                        for _ in stride(from: worker, to: count, by: concurrency) { try await body() }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        return Double(count) / seconds
     }
 }

@@ -1,40 +1,43 @@
 // courier-benchmarks: Courier side by side with raw URLSession in one run.
 //
-//   swift run -c release courier-benchmarks [--quick] [--json PATH] [--check]
+//   swift run -c release courier-benchmarks [--quick] [--json PATH] [--check] [--only S1,S7]
 //
-// The peer server is CourierTesting's LoopbackServer on 127.0.0.1 (nginx support is still to
-// come). Each scenario runs Courier and its baseline interleaved after a warm-up and reports the
-// medians and their ratio.
-import Courier
-import CourierTesting
+// The peer is nginx on 127.0.0.1 when installed (`.ci/run` installs it), else CourierTesting's
+// LoopbackServer; its own capacity is measured first on raw sockets. Each scenario runs Courier
+// and its baseline interleaved after a warm-up and reports the medians and their ratio.
 import Foundation
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 let arguments = CommandLine.arguments
 let quick = arguments.contains("--quick")
 let check = arguments.contains("--check")
-let jsonPath = arguments.firstIndex(of: "--json").flatMap {
-    arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+func value(after flag: String) -> String? {
+    arguments.firstIndex(of: flag).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
+let only = value(after: "--only").map { Set($0.split(separator: ",").map(String.init)) }
 
 let scenarios = try Scenarios(quick: quick)
 defer { scenarios.stop() }
+print("peer capacity — \(scenarios.serverCapacity())")
+let all: [(String, () async throws -> [Measurement])] = [
+    ("S1", scenarios.s1Sequential), ("S2", scenarios.s2Concurrent), ("S3", scenarios.s3FullChain),
+    ("S4", scenarios.s4Scaling), ("S5", scenarios.s5EnvelopeDecode), ("S6", scenarios.s6Signing),
+    ("S7", scenarios.s7Download), ("S8", scenarios.s8Upload), ("S9", scenarios.s9RefreshStorm),
+]
 var results: [Measurement] = []
-for run in [scenarios.s1Sequential, scenarios.s2Concurrent, scenarios.s5EnvelopeDecode, scenarios.s6Signing] {
-    let measurement = try await run()
-    results.append(measurement)
-    print(Report.row(measurement))
+for (name, run) in all where only?.contains(name) ?? true {
+    for measurement in try await run() {
+        results.append(measurement)
+        print(Report.row(measurement))
+    }
 }
-print(Report.table(results, quick: quick))
-if let jsonPath {
+print(Report.table(results, quick: quick, peer: scenarios.peer.name))
+if let jsonPath = value(after: "--json") {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     try encoder.encode(results).write(to: URL(fileURLWithPath: jsonPath))
 }
-if check, let missed = results.first(where: { !$0.meetsTarget }) {
-    print("target missed: \(missed.scenario) ratio \(String(format: "%.3f", missed.ratio)) < \(missed.target ?? 0)")
-    exit(1)
+if check {
+    let missed = results.filter { !$0.meetsTarget }
+    for measurement in missed { print("target missed: \(Report.row(measurement))") }
+    if !missed.isEmpty { exit(1) }
 }

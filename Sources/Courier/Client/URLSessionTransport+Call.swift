@@ -119,7 +119,7 @@ extension URLSessionTransport {
                     return error
                 }
             }
-            if let failure { stop(failure) }
+            if let failure { stopOffDelegateQueue(failure) }
         }
 
         /// Stores a piece of the body.
@@ -133,7 +133,14 @@ extension URLSessionTransport {
                     return error
                 }
             }
-            if let failure { stop(failure) }
+            if let failure { stopOffDelegateQueue(failure) }
+        }
+
+        /// Stops the call from a delegate callback. Cancelling a `URLSession` task waits for
+        /// FoundationNetworking's work thread, which may itself be waiting for the delegate queue
+        /// to drain (``DelegateQueue``), so the stop runs elsewhere.
+        private func stopOffDelegateQueue(_ error: NetworkError) {
+            DispatchQueue.global().async { self.stop(error) }
         }
 
         /// Reports request body bytes sent.

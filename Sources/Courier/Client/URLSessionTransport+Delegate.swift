@@ -76,6 +76,35 @@ extension URLSessionTransport {
     }
 }
 
+extension URLSessionTransport {
+    /// The delegate queue, with backpressure.
+    ///
+    /// FoundationNetworking hands every 16 KB body piece to the delegate queue with
+    /// `addOperation` from its own work thread and never waits. When the delegate falls behind
+    /// (a download written to a disk that stalls on writeback), pieces pile up in memory: 1 GB
+    /// downloads were seen to grow the process by 230–340 MB. Here `addOperation` makes that
+    /// thread wait while more than ``limit`` operations are queued, so libcurl stops reading the
+    /// socket and TCP slows the server down instead. Each wait is bounded (``maximumWait``), so
+    /// a delegate operation that itself waits for the work thread (a cancel) can never deadlock.
+    ///
+    /// `@unchecked Sendable`: adds no state to `OperationQueue`, which is thread-safe.
+    final class DelegateQueue: OperationQueue, @unchecked Sendable {
+        /// Queued operations (about 1 MB of body pieces) above which the caller waits.
+        static let limit = 64
+        /// The longest one `addOperation` waits.
+        static let maximumWait = Duration.seconds(1)
+
+        override func addOperation(_ block: @escaping @Sendable () -> Void) {
+            super.addOperation(block)
+            guard operationCount > Self.limit else { return }
+            let deadline = ContinuousClock.now + Self.maximumWait
+            while operationCount > Self.limit, ContinuousClock.now < deadline {
+                usleep(200)
+            }
+        }
+    }
+}
+
 /// Courier's redirect rules, the same for every transport.
 ///
 /// - Credentials never reach another origin (scheme, host and port): `Authorization`,

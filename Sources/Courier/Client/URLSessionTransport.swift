@@ -17,6 +17,8 @@ import Foundation
 ///   headers) never go to another origin, and a 307/308 keeps method and body on the same
 ///   origin (replayed here, since `URLSession` drops the body) and is not followed elsewhere;
 /// - every request states its `Content-Type`, so a POST is never silently sent as a form;
+/// - a download's memory stays flat when the disk is slower than the network (see
+///   ``DelegateQueue``);
 /// - no URL cache and no credential storage.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
@@ -26,7 +28,7 @@ public final class URLSessionTransport: Transport {
     /// - Parameter configuration: The session configuration; ``defaultSessionConfiguration()``
     ///   by default. Courier sets its delegate; caching is left as configured.
     public init(configuration: URLSessionConfiguration = URLSessionTransport.defaultSessionConfiguration()) {
-        let queue = OperationQueue()
+        let queue = DelegateQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "Courier.URLSessionTransport"
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)

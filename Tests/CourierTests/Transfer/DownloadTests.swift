@@ -211,3 +211,40 @@ import Testing
         #expect(error?.message.contains("download(_:to:)") == true)
     }
 }
+
+/// A download onto a full disk: a 1 MB tmpfs the test mounts (root only).
+@Suite struct FullDiskTests {
+    @Test(
+        "a disk that fills up fails the download with fileSystem; nothing is left behind",
+        .enabled(if: getuid() == 0, "needs root to mount a small tmpfs"))
+    func fullDisk() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=1m", "tmpfs", directory.url.path]
+        try mount.run()
+        mount.waitUntilExit()
+        try #require(mount.terminationStatus == 0, "mount tmpfs")
+        defer {
+            let unmount = Process()
+            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            unmount.arguments = [directory.url.path]
+            try? unmount.run()
+            unmount.waitUntilExit()
+        }
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/big") { _ in
+            .init(status: 200, headers: ["Content-Type": "application/octet-stream"], body: patternedBytes(4_000_000))
+        }
+
+        let error = await networkError {
+            _ = try await backend.client.download(.download("big"), to: directory.file("big.bin")).value
+        }
+
+        #expect(error?.code == .fileSystem)
+        #expect(error?.resumeData == nil)
+        #expect(directory.names.isEmpty, "neither the destination nor a partial file")
+    }
+}

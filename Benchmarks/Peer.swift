@@ -1,0 +1,157 @@
+import Courier
+import CourierTesting
+import Foundation
+
+/// The server the benchmark talks to on 127.0.0.1: nginx when it is installed (so the server is
+/// not the bottleneck), otherwise CourierTesting's `LoopbackServer` with the same routes.
+///
+/// Routes: `GET /api/orders` (the 1 KB envelope), `GET /api/profile` (401 unless the `token`
+/// header is `fresh`, else the envelope), `POST /api/token` (`{"code":0,"data":"fresh"}`),
+/// `POST /api/upload` (reads and discards the body, answers an empty envelope) and
+/// `GET /files/NAME` (files in ``filesDirectory``).
+final class Peer: Sendable {
+    let name: String
+    let baseURL: URL
+    /// Where `GET /files/NAME` reads from.
+    let filesDirectory: URL
+    /// Whether the peer serves ``filesDirectory`` from disk and reads uploads without keeping
+    /// them (nginx); the in-process fallback would hold them in this process's memory.
+    let servesFiles: Bool
+    private let stopAction: @Sendable () -> Void
+
+    static let freshToken = "fresh"
+
+    private init(
+        name: String, baseURL: URL, filesDirectory: URL, servesFiles: Bool, stop: @escaping @Sendable () -> Void
+    ) {
+        self.name = name
+        self.baseURL = baseURL
+        self.filesDirectory = filesDirectory
+        self.servesFiles = servesFiles
+        self.stopAction = stop
+    }
+
+    func stop() { stopAction() }
+
+    /// nginx if `/usr/sbin/nginx` runs, else `LoopbackServer`.
+    static func start(ordersBody: Data) throws -> Peer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-bench-\(UUID().uuidString)")
+        let files = directory.appendingPathComponent("files")
+        try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+        try ordersBody.write(to: directory.appendingPathComponent("orders.json"))
+        if let peer = try? startNginx(in: directory, files: files) { return peer }
+        print("nginx not found or failed to start (.ci/run installs it); falling back to LoopbackServer")
+        return try startLoopback(in: directory, files: files, ordersBody: ordersBody)
+    }
+
+    private static func startNginx(in directory: URL, files: URL) throws -> Peer? {
+        let binary = "/usr/sbin/nginx"
+        guard FileManager.default.isExecutableFile(atPath: binary) else { return nil }
+        let port = try freePort()
+        let envelope = #"{"code":0,"msg":"ok","data":"\#(freshToken)"}"#
+        let config = """
+            daemon off;
+            worker_processes 1;
+            pid \(directory.path)/nginx.pid;
+            error_log \(directory.path)/error.log warn;
+            events { worker_connections 4096; }
+            http {
+                access_log off;
+                keepalive_requests 1000000;
+                keepalive_timeout 120s;
+                client_body_temp_path \(directory.path)/body;
+                proxy_temp_path \(directory.path)/proxy;
+                fastcgi_temp_path \(directory.path)/fastcgi;
+                uwsgi_temp_path \(directory.path)/uwsgi;
+                scgi_temp_path \(directory.path)/scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    location = /api/orders { default_type application/json; alias \(directory.path)/orders.json; }
+                    location = /api/profile {
+                        if ($http_token != "\(freshToken)") { return 401; }
+                        default_type application/json;
+                        alias \(directory.path)/orders.json;
+                    }
+                    location = /api/token { default_type application/json; return 200 '\(envelope)'; }
+                    location = /api/upload {
+                        client_max_body_size 0;
+                        default_type application/json;
+                        return 200 '{"code":0,"msg":"ok","data":null}';
+                    }
+                    location /files/ { alias \(files.path)/; }
+                }
+            }
+            """
+        let configFile = directory.appendingPathComponent("nginx.conf")
+        try config.write(to: configFile, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-c", configFile.path, "-p", directory.path, "-e", "\(directory.path)/error.log"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let baseURL = URL(string: "http://127.0.0.1:\(port)/")!
+        for _ in 0..<100 where process.isRunning {
+            if canConnect(port: port) {
+                return Peer(name: "nginx (1 worker)", baseURL: baseURL, filesDirectory: files, servesFiles: true) {
+                    process.terminate()
+                    process.waitUntilExit()
+                    try? FileManager.default.removeItem(at: directory)
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        process.terminate()
+        return nil
+    }
+
+    private static func startLoopback(in directory: URL, files: URL, ordersBody: Data) throws -> Peer {
+        let server = try LoopbackServer()
+        let json: HTTPHeaders = ["Content-Type": "application/json"]
+        server.route("/api/orders") { _ in .init(status: 200, headers: json, body: ordersBody) }
+        server.route("/api/profile") { request in
+            request.headers["token"] == freshToken
+                ? .init(status: 200, headers: json, body: ordersBody) : .init(status: 401)
+        }
+        server.route("/api/token") { _ in .json(#"{"code":0,"msg":"ok","data":"\#(freshToken)"}"#) }
+        server.route("/api/upload") { _ in .json(#"{"code":0,"msg":"ok","data":null}"#) }
+        return Peer(
+            name: "LoopbackServer (fallback)", baseURL: server.baseURL, filesDirectory: files, servesFiles: false
+        ) {
+            server.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// A port the system picks for a socket that is closed again at once.
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
+            }
+        }
+        guard bound else { throw CocoaError(.featureUnsupported) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func canConnect(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
