@@ -7,9 +7,10 @@ import Foundation
 /// let orders = try await client.send(.orders(page: 1))
 /// ```
 ///
-/// The actor only keeps books: the requests in flight (for ``cancelAll()`` and the activity
-/// count). Building, sending and decoding run off the actor, so many concurrent ``send(_:)``
-/// calls do not queue behind one executor.
+/// The actor's state is the requests in flight (for ``cancelAll()`` and the activity count),
+/// kept in a lock-based registry so a request never waits for the actor. Building, sending and
+/// decoding run off the actor, so many concurrent ``send(_:)`` calls do not queue behind one
+/// executor.
 public actor NetworkClient {
     /// The settings the client was created with.
     public nonisolated let configuration: Configuration
@@ -20,9 +21,7 @@ public actor NetworkClient {
     nonisolated let validation: ResponseValidation
     private nonisolated let gate: ReachabilityGate?
 
-    private var inFlight: [UInt64: @Sendable () -> Void] = [:]
-    private var activityObservers: [UInt64: AsyncStream<Int>.Continuation] = [:]
-    private var nextID: UInt64 = 0
+    private nonisolated let inFlight = InFlightRegistry()
 
     /// Creates a client.
     /// - Parameter configuration: Base URL, timeouts, envelope format, validation and transport.
@@ -77,7 +76,7 @@ public actor NetworkClient {
     /// Cancels every request in flight, including those waiting to be online. Each one throws
     /// ``NetworkError/Code/cancelled``.
     public func cancelAll() {
-        for cancel in inFlight.values { cancel() }
+        inFlight.cancelAll()
     }
 
     /// The number of requests in flight: the seeds' network activity indicator.
@@ -87,15 +86,7 @@ public actor NetworkClient {
     /// change. Each call returns a new stream; it ends when the consumer stops iterating.
     /// - Returns: The stream.
     public func activityUpdates() -> AsyncStream<Int> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(64))
-        nextID += 1
-        let id = nextID
-        activityObservers[id] = continuation
-        continuation.yield(inFlight.count)
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeObserver(id) }
-        }
-        return stream
+        inFlight.activity.stream()
     }
 
     // MARK: - Pipeline (off the actor)
@@ -120,7 +111,8 @@ public actor NetworkClient {
     ) async throws(NetworkError) -> Value {
         let context = InterceptorContext(envelope: configuration.envelope, isIdempotent: endpoint.isIdempotent)
         let skipped = endpoint.skippedLayers
-        let (id, task) = await begin { [self] in
+        let (id, entry) = inFlight.add()
+        let task = Task.detached(priority: Task.currentPriority) { [self] in
             try await gate?.admit(request.url)
             let response: HTTPResponse
             do {
@@ -130,44 +122,17 @@ public actor NetworkClient {
             }
             return try finish(response)
         }
+        entry.attach { task.cancel() }
         let result = await withTaskCancellationHandler {
             await task.result
         } onCancel: {
             task.cancel()
         }
-        await end(id)
+        inFlight.remove(id)
         do {
             return try result.get()
         } catch {
             throw NetworkError.wrapping(error).describing(request)
         }
-    }
-
-    // MARK: - Bookkeeping (on the actor)
-
-    /// Starts the work of one request in its own task and registers it as in flight.
-    private func begin<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value)
-        -> (UInt64, Task<Value, any Error>)
-    {
-        nextID += 1
-        let id = nextID
-        let task = Task.detached(priority: Task.currentPriority, operation: work)
-        inFlight[id] = { task.cancel() }
-        publishActivity()
-        return (id, task)
-    }
-
-    /// Removes a finished request from the books.
-    private func end(_ id: UInt64) {
-        inFlight[id] = nil
-        publishActivity()
-    }
-
-    private func publishActivity() {
-        for observer in activityObservers.values { observer.yield(inFlight.count) }
-    }
-
-    private func removeObserver(_ id: UInt64) {
-        activityObservers[id] = nil
     }
 }
