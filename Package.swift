@@ -12,7 +12,14 @@ let package = Package(
     targets: [
         // Linux reachability: the rtnetlink headers Glibc's Swift module does not expose.
         .target(name: "CNetlink"),
-        .target(name: "Courier", dependencies: [.target(name: "CNetlink", condition: .when(platforms: [.linux]))]),
+        // Linux CurlTransport: libcurl.so.4 loaded at run time, declared by hand (no -dev package).
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(
+            name: "Courier",
+            dependencies: [
+                .target(name: "CNetlink", condition: .when(platforms: [.linux])),
+                .target(name: "CCurl", condition: .when(platforms: [.linux])),
+            ]),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
         .executableTarget(name: "CourierDemo", dependencies: ["Courier", "CourierTesting"]),
         .executableTarget(name: "CourierBenchmarks", dependencies: ["Courier", "CourierTesting"], path: "Benchmarks"),

@@ -26,7 +26,8 @@ extension NetworkClient {
         public var decoder: JSONDecoder
         /// Encodes JSON bodies. The client uses a copy, so changing this object later has no effect.
         public var encoder: JSONEncoder
-        /// Sends requests. `nil` (the default) means a ``URLSessionTransport`` owned by the client.
+        /// Sends requests. `nil` (the default) means a new ``defaultTransport()`` owned by the
+        /// client.
         public var transport: (any Transport)?
         /// Tells whether the device is online; `nil` (the default) sends every request regardless.
         public var reachability: (any ReachabilityMonitor)?
@@ -42,7 +43,7 @@ extension NetworkClient {
         ///   - timeout: The default overall deadline of a request.
         ///   - envelope: The backend's envelope format.
         ///   - interceptors: The interceptor layers, outermost first.
-        ///   - transport: The transport, or `nil` for a ``URLSessionTransport``.
+        ///   - transport: The transport, or `nil` for ``defaultTransport()``.
         public init(
             baseURL: URL, timeout: Duration = .seconds(30), envelope: EnvelopeFormat = .standard,
             interceptors: [any Interceptor] = [], transport: (any Transport)? = nil
@@ -60,6 +61,18 @@ extension NetworkClient {
             self.interceptors = interceptors
             self.reachability = nil
             self.reachabilityPolicy = .failFast
+        }
+
+        /// The transport a client uses when its configuration sets none: on Linux a
+        /// `CurlTransport` (faster than `URLSession` there and free of its faults; it passes the
+        /// whole suite), falling back to ``URLSessionTransport`` if libcurl cannot be loaded;
+        /// elsewhere a ``URLSessionTransport``.
+        /// - Returns: A new transport.
+        public static func defaultTransport() -> any Transport {
+            #if os(Linux)
+                if let curl = try? CurlTransport() { return curl }
+            #endif
+            return URLSessionTransport()
         }
     }
 }
@@ -91,4 +104,5 @@ extension JSONEncoder {
         copy.userInfo = userInfo
         return copy
     }
+
 }

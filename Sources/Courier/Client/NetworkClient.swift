@@ -28,7 +28,8 @@ public actor NetworkClient {
     public init(configuration: Configuration) {
         self.configuration = configuration
         self.chain = InterceptorChain(
-            interceptors: configuration.interceptors, transport: configuration.transport ?? URLSessionTransport())
+            interceptors: configuration.interceptors,
+            transport: configuration.transport ?? Configuration.defaultTransport())
         self.encoder = configuration.encoder.copy()
         self.base = URLJoiner.Base(configuration.baseURL)
         self.decodingContext = DecodingContext(

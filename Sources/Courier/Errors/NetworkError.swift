@@ -34,8 +34,11 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         public static let timedOut = Code(rawValue: "timedOut")
         /// The request was cancelled (task cancellation or ``NetworkClient/cancelAll()``).
         public static let cancelled = Code(rawValue: "cancelled")
-        /// The transport failed: connection refused or dropped, DNS, TLS, …
+        /// The transport failed: connection refused or dropped, DNS, an invalid answer, …
         public static let transport = Code(rawValue: "transport")
+        /// The TLS connection was refused: an untrusted certificate, a public key that matches
+        /// no pin, a failed handshake.
+        public static let tls = Code(rawValue: "tls")
         /// The server answered with a status code the endpoint does not accept.
         public static let httpStatus = Code(rawValue: "httpStatus")
         /// The answer's `Content-Type` is not one the client accepts.

@@ -40,7 +40,7 @@ import Testing
             NetworkClient, ReLoginInterceptor
         ) {
             let base = server.baseURL.appendingPathComponent("v1/")
-            let plain = NetworkClient(configuration: .init(baseURL: base))
+            let plain = NetworkClient(configuration: .init(baseURL: base, transport: TestTransport.make()))
             let layer = ReLoginInterceptor(codes: [99, 500], events: events) {
                 struct LoginFailed: Error {}
                 if failingLogin { throw LoginFailed() }
@@ -85,7 +85,7 @@ import Testing
         server.route("/data") { _ in
             server.requests.contains { $0.path == "/login" } ? .envelope(data: "ok") : .init(status: 401)
         }
-        let plain = NetworkClient(configuration: .init(baseURL: server.baseURL))
+        let plain = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: TestTransport.make()))
         for onUnauthorized in [false, true] {
             let client = NetworkClient(
                 configuration: .init(

@@ -43,14 +43,17 @@ import Testing
             -> (NetworkClient, TokenInterceptor)
         {
             let base = server.baseURL.appendingPathComponent("v1/")
-            let fetcher = NetworkClient(configuration: .init(baseURL: base))
+            let fetcher = NetworkClient(configuration: .init(baseURL: base, transport: TestTransport.make()))
             let layer = TokenInterceptor(
                 store: store, placement: placement, refreshCodes: [401_001], fetchBackoff: .milliseconds(20)
             ) {
                 struct Token: Decodable, Sendable { let token: String }
                 return try await fetcher.send(Endpoint<Token>.post("token").skipping(.token)).token
             }
-            return (NetworkClient(configuration: .init(baseURL: base, interceptors: [layer])), layer)
+            return (
+                NetworkClient(
+                    configuration: .init(baseURL: base, interceptors: [layer], transport: TestTransport.make())), layer
+            )
         }
     }
 

@@ -19,7 +19,8 @@ struct Backend {
     ) throws {
         server = try LoopbackServer()
         var configuration = NetworkClient.Configuration(
-            baseURL: URL(string: basePath, relativeTo: server.baseURL)!.absoluteURL, timeout: timeout)
+            baseURL: URL(string: basePath, relativeTo: server.baseURL)!.absoluteURL, timeout: timeout,
+            transport: TestTransport.make())
         configure(&configuration)
         client = NetworkClient(configuration: configuration)
     }
@@ -60,6 +61,20 @@ final class Counter: @unchecked Sendable {
         lock.withLock {
             value += 1
             return value
+        }
+    }
+}
+
+/// The transport the suite runs against: `COURIER_TEST_TRANSPORT=urlsession` or `curl` forces
+/// one; otherwise the library's default for this platform.
+enum TestTransport {
+    static func make() -> (any Transport)? {
+        switch ProcessInfo.processInfo.environment["COURIER_TEST_TRANSPORT"] {
+        case "urlsession": return URLSessionTransport()
+        #if os(Linux)
+            case "curl": return try? CurlTransport()
+        #endif
+        default: return nil
         }
     }
 }

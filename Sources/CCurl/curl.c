@@ -1,0 +1,150 @@
+// See include/CCurl.h. Each function forwards to the libcurl symbol loaded by courier_curl_load.
+#ifdef __linux__
+#include "CCurl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+typedef struct {
+    int msg;
+    courier_curl_easy *easy_handle;
+    union {
+        void *whatever;
+        int result;
+    } data;
+} courier_curl_message;
+
+static struct {
+    int (*global_init)(long);
+    char *(*version)(void);
+    courier_curl_easy *(*easy_init)(void);
+    void (*easy_cleanup)(courier_curl_easy *);
+    int (*easy_setopt)(courier_curl_easy *, int, ...);
+    int (*easy_getinfo)(courier_curl_easy *, int, ...);
+    const char *(*easy_strerror)(int);
+    courier_curl_slist *(*slist_append)(courier_curl_slist *, const char *);
+    void (*slist_free_all)(courier_curl_slist *);
+    courier_curl_multi *(*multi_init)(void);
+    int (*multi_cleanup)(courier_curl_multi *);
+    int (*multi_setopt)(courier_curl_multi *, int, ...);
+    int (*multi_add_handle)(courier_curl_multi *, courier_curl_easy *);
+    int (*multi_remove_handle)(courier_curl_multi *, courier_curl_easy *);
+    int (*multi_perform)(courier_curl_multi *, int *);
+    int (*multi_poll)(courier_curl_multi *, void *, unsigned int, int, int *);
+    int (*multi_wakeup)(courier_curl_multi *);
+    courier_curl_message *(*multi_info_read)(courier_curl_multi *, int *);
+} curl;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int load_result = -1;
+static char load_error[256];
+
+#define LOAD(field, name)                                                                      \
+    do {                                                                                       \
+        *(void **)(&curl.field) = dlsym(library, name);                                        \
+        if (curl.field == NULL) {                                                              \
+            snprintf(load_error, sizeof load_error, "libcurl.so.4 has no %s", name);           \
+            return;                                                                            \
+        }                                                                                      \
+    } while (0)
+
+static void load(void) {
+    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        snprintf(load_error, sizeof load_error, "%s", dlerror());
+        return;
+    }
+    LOAD(global_init, "curl_global_init");
+    LOAD(version, "curl_version");
+    LOAD(easy_init, "curl_easy_init");
+    LOAD(easy_cleanup, "curl_easy_cleanup");
+    LOAD(easy_setopt, "curl_easy_setopt");
+    LOAD(easy_getinfo, "curl_easy_getinfo");
+    LOAD(easy_strerror, "curl_easy_strerror");
+    LOAD(slist_append, "curl_slist_append");
+    LOAD(slist_free_all, "curl_slist_free_all");
+    LOAD(multi_init, "curl_multi_init");
+    LOAD(multi_cleanup, "curl_multi_cleanup");
+    LOAD(multi_setopt, "curl_multi_setopt");
+    LOAD(multi_add_handle, "curl_multi_add_handle");
+    LOAD(multi_remove_handle, "curl_multi_remove_handle");
+    LOAD(multi_perform, "curl_multi_perform");
+    LOAD(multi_poll, "curl_multi_poll");
+    LOAD(multi_wakeup, "curl_multi_wakeup");
+    LOAD(multi_info_read, "curl_multi_info_read");
+    // CURL_GLOBAL_ALL (SSL | WIN32).
+    if (curl.global_init(3) != 0) {
+        snprintf(load_error, sizeof load_error, "curl_global_init failed");
+        return;
+    }
+    load_result = 0;
+}
+
+int courier_curl_load(void) {
+    pthread_once(&load_once, load);
+    return load_result;
+}
+
+const char *courier_curl_load_error(void) { return load_result == 0 ? NULL : load_error; }
+const char *courier_curl_version(void) { return curl.version(); }
+
+courier_curl_easy *courier_curl_easy_init(void) { return curl.easy_init(); }
+void courier_curl_easy_cleanup(courier_curl_easy *easy) { curl.easy_cleanup(easy); }
+int courier_curl_setopt_long(courier_curl_easy *easy, int option, long value) {
+    return curl.easy_setopt(easy, option, value);
+}
+int courier_curl_setopt_pointer(courier_curl_easy *easy, int option, const void *value) {
+    return curl.easy_setopt(easy, option, value);
+}
+int courier_curl_setopt_offset(courier_curl_easy *easy, int option, int64_t value) {
+    return curl.easy_setopt(easy, option, value);
+}
+int courier_curl_setopt_function(courier_curl_easy *easy, int option, void (*function)(void)) {
+    return curl.easy_setopt(easy, option, function);
+}
+int courier_curl_getinfo_long(courier_curl_easy *easy, int info, long *value) {
+    return curl.easy_getinfo(easy, info, value);
+}
+int courier_curl_getinfo_offset(courier_curl_easy *easy, int info, int64_t *value) {
+    return curl.easy_getinfo(easy, info, value);
+}
+const char *courier_curl_easy_strerror(int code) { return curl.easy_strerror(code); }
+
+courier_curl_slist *courier_curl_slist_append(courier_curl_slist *list, const char *line) {
+    return curl.slist_append(list, line);
+}
+void courier_curl_slist_free_all(courier_curl_slist *list) { curl.slist_free_all(list); }
+
+courier_curl_multi *courier_curl_multi_init(void) { return curl.multi_init(); }
+int courier_curl_multi_cleanup(courier_curl_multi *multi) { return curl.multi_cleanup(multi); }
+int courier_curl_multi_setopt_long(courier_curl_multi *multi, int option, long value) {
+    return curl.multi_setopt(multi, option, value);
+}
+int courier_curl_multi_add_handle(courier_curl_multi *multi, courier_curl_easy *easy) {
+    return curl.multi_add_handle(multi, easy);
+}
+int courier_curl_multi_remove_handle(courier_curl_multi *multi, courier_curl_easy *easy) {
+    return curl.multi_remove_handle(multi, easy);
+}
+int courier_curl_multi_perform(courier_curl_multi *multi, int *running) {
+    return curl.multi_perform(multi, running);
+}
+int courier_curl_multi_poll(courier_curl_multi *multi, int timeout_ms) {
+    return curl.multi_poll(multi, NULL, 0, timeout_ms, NULL);
+}
+int courier_curl_multi_wakeup(courier_curl_multi *multi) { return curl.multi_wakeup(multi); }
+
+int courier_curl_multi_next_done(courier_curl_multi *multi, courier_curl_easy **easy, int *result) {
+    int left = 0;
+    courier_curl_message *message;
+    while ((message = curl.multi_info_read(multi, &left)) != NULL) {
+        if (message->msg == 1) {  // CURLMSG_DONE
+            *easy = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}
+#endif

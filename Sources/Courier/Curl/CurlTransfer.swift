@@ -1,0 +1,345 @@
+#if os(Linux)
+    import CCurl
+    import Foundation
+
+    /// One exchange on a libcurl easy handle: configured from an ``HTTPRequest`` and a
+    /// ``PreparedBody``, fed by libcurl's callbacks on the event-loop thread, and answered
+    /// exactly once: by completion, by cancellation or by the deadline, whichever comes first.
+    ///
+    /// `@unchecked Sendable`: `state`, the head and the sink are guarded by `lock`; the
+    /// upload source is read only by libcurl's read callback on the loop thread.
+    final class CurlTransfer: @unchecked Sendable {
+        private enum State {
+            case idle
+            case stoppedBeforeStart(NetworkError)
+            case running(CheckedContinuation<HTTPResponse, any Error>)
+            case finished
+        }
+
+        let easy: OpaquePointer
+        private let lock = NSLock()
+        private var state = State.idle
+        private var status = 0
+        private var headers = HTTPHeaders()
+        private var headComplete = false
+        private var failure: NetworkError?
+        private let sink: ResponseBodySink
+        private let progress: ProgressReporter?
+        private let uploadLength: Int64
+        private let deadline: Duration
+        private var headerList: OpaquePointer?
+        private var requestBytes: UnsafeMutableRawBufferPointer?
+        private var uploadDescriptor: Int32 = -1
+        private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+
+        /// Configures an easy handle for one exchange.
+        /// - Parameters:
+        ///   - request: The request (its body is sent only when `body` has content).
+        ///   - body: The prepared body.
+        ///   - timeout: The time left until the overall deadline.
+        ///   - deadline: The whole deadline, for the error message.
+        ///   - tls: Certificate authorities and pins.
+        /// - Throws: ``NetworkError/Code/invalidRequest`` for a URL libcurl cannot take,
+        ///   ``NetworkError/Code/transport`` when no handle can be made.
+        init(request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration, tls: TLSOptions)
+            throws(NetworkError)
+        {
+            guard let easy = courier_curl_easy_init() else {
+                throw NetworkError(.transport, "libcurl could not make a handle.")
+            }
+            self.easy = easy
+            self.progress = request.progress
+            self.sink = ResponseBodySink(target: request.download, progress: request.progress)
+            self.uploadLength = body.length
+            self.deadline = deadline
+            errorBuffer.initialize(repeating: 0, count: 256)
+            try configure(request, body: body, timeout: timeout, tls: tls)
+        }
+
+        deinit {
+            courier_curl_easy_cleanup(easy)
+            if let headerList { courier_curl_slist_free_all(headerList) }
+            requestBytes?.deallocate()
+            if uploadDescriptor >= 0 { close(uploadDescriptor) }
+            errorBuffer.deallocate()
+        }
+
+        // MARK: - Configuration
+
+        private func set(_ option: Int32, _ value: Int) { _ = courier_curl_setopt_long(easy, option, value) }
+
+        private func set(_ option: Int32, _ text: String) {
+            _ = text.withCString { courier_curl_setopt_pointer(easy, option, $0) }
+        }
+
+        private func configure(_ request: HTTPRequest, body: PreparedBody, timeout: Duration, tls: TLSOptions)
+            throws(NetworkError)
+        {
+            let url = try request.wireURL()
+            set(Int32(COURIER_CURLOPT_URL), url.absoluteString)
+            set(Int32(COURIER_CURLOPT_PROTOCOLS_STR), "http,https")
+            set(Int32(COURIER_CURLOPT_NOSIGNAL), 1)
+            set(Int32(COURIER_CURLOPT_TCP_NODELAY), 1)
+            set(Int32(COURIER_CURLOPT_HTTP_VERSION), Int(COURIER_CURL_HTTP_VERSION_2TLS))
+            let milliseconds = max(1, Int((timeout.seconds * 1000).rounded(.up)))
+            set(Int32(COURIER_CURLOPT_TIMEOUT_MS), milliseconds)
+            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_ERRORBUFFER), errorBuffer)
+            if let authorities = tls.certificateAuthorities {
+                set(Int32(COURIER_CURLOPT_CAINFO), authorities.path)
+            }
+            if !tls.pinnedPublicKeys.isEmpty {
+                set(
+                    Int32(COURIER_CURLOPT_PINNEDPUBLICKEY),
+                    tls.pinnedPublicKeys.map { "sha256//" + $0 }.joined(separator: ";"))
+            }
+            configureMethodAndBody(request.method, body)
+            configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
+            installCallbacks()
+        }
+
+        private func configureMethodAndBody(_ method: HTTPMethod, _ body: PreparedBody) {
+            switch body.content {
+            case .none:
+                switch method {
+                case .get: set(Int32(COURIER_CURLOPT_HTTPGET), 1)
+                case .head: set(Int32(COURIER_CURLOPT_NOBODY), 1)
+                case .post:
+                    set(Int32(COURIER_CURLOPT_POST), 1)
+                    _ = courier_curl_setopt_offset(easy, Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), 0)
+                default: set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
+                }
+            case .data(let data):
+                let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(data.count, 1), alignment: 1)
+                data.copyBytes(to: bytes)
+                requestBytes = bytes
+                _ = courier_curl_setopt_offset(easy, Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), Int64(data.count))
+                _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_POSTFIELDS), bytes.baseAddress)
+                if method != .post { set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue) }
+            case .file(let url, let length):
+                uploadDescriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+                set(Int32(COURIER_CURLOPT_UPLOAD), 1)
+                _ = courier_curl_setopt_offset(easy, Int32(COURIER_CURLOPT_INFILESIZE_LARGE), length)
+                set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
+            }
+        }
+
+        private func configureHeaders(_ fields: HTTPHeaders, hasBody: Bool) {
+            var list: OpaquePointer?
+            for field in fields {
+                list = courier_curl_slist_append(list, "\(field.name): \(field.value)")
+            }
+            // No `Expect: 100-continue` round trip, and no form type libcurl would add to a POST.
+            list = courier_curl_slist_append(list, "Expect:")
+            if fields["Content-Type"] == nil { list = courier_curl_slist_append(list, "Content-Type:") }
+            headerList = list
+            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_HTTPHEADER), UnsafeRawPointer(list))
+        }
+
+        private func installCallbacks() {
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            _ = courier_curl_setopt_function(
+                easy, Int32(COURIER_CURLOPT_HEADERFUNCTION), unsafeBitCast(curlHeaderCallback, to: CFunction.self))
+            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_HEADERDATA), me)
+            _ = courier_curl_setopt_function(
+                easy, Int32(COURIER_CURLOPT_WRITEFUNCTION), unsafeBitCast(curlWriteCallback, to: CFunction.self))
+            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_WRITEDATA), me)
+            _ = courier_curl_setopt_function(
+                easy, Int32(COURIER_CURLOPT_READFUNCTION), unsafeBitCast(curlReadCallback, to: CFunction.self))
+            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_READDATA), me)
+            _ = courier_curl_setopt_function(
+                easy, Int32(COURIER_CURLOPT_XFERINFOFUNCTION), unsafeBitCast(curlProgressCallback, to: CFunction.self))
+            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_XFERINFODATA), me)
+            set(Int32(COURIER_CURLOPT_NOPROGRESS), 0)
+        }
+
+        // MARK: - Life cycle
+
+        /// Records the caller's continuation, or answers it at once when the transfer was
+        /// stopped before it started.
+        /// - Returns: Whether the transfer should be handed to libcurl.
+        func begin(_ continuation: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
+            lock.lock()
+            if case .stoppedBeforeStart(let error) = state {
+                state = .finished
+                lock.unlock()
+                continuation.resume(throwing: error)
+                return false
+            }
+            state = .running(continuation)
+            lock.unlock()
+            return true
+        }
+
+        /// Answers the caller with `error` at once (cancellation); the loop removes the handle.
+        /// - Returns: Whether the transfer was running (and so must be removed from libcurl).
+        @discardableResult
+        func stop(_ error: NetworkError) -> Bool {
+            lock.lock()
+            switch state {
+            case .idle:
+                state = .stoppedBeforeStart(error)
+                lock.unlock()
+                return false
+            case .running(let continuation):
+                state = .finished
+                let answer = attachingHead(to: error)
+                _ = try? sink.finish()
+                lock.unlock()
+                continuation.resume(throwing: answer)
+                return true
+            case .stoppedBeforeStart, .finished:
+                lock.unlock()
+                return false
+            }
+        }
+
+        /// Ends the transfer with libcurl's result (on the loop thread).
+        func complete(result: Int32) {
+            lock.lock()
+            guard case .running(let continuation) = state else {
+                lock.unlock()
+                return
+            }
+            state = .finished
+            let outcome: Result<HTTPResponse, NetworkError>
+            if let failure {
+                _ = try? sink.finish()
+                outcome = .failure(attachingHead(to: failure))
+            } else if result != Int32(COURIER_CURLE_OK) {
+                _ = try? sink.finish()
+                outcome = .failure(attachingHead(to: CurlErrors.error(for: result, detail: detail, deadline: deadline)))
+            } else {
+                outcome = Result { () throws(NetworkError) in
+                    let (body, file) = try sink.finish()
+                    var response = HTTPResponse(status: status, headers: headers, body: body, url: nil)
+                    response.bodyFile = file
+                    response.timings = timings()
+                    return response
+                }
+            }
+            lock.unlock()
+            continuation.resume(with: outcome.mapError { $0 })
+        }
+
+        private var detail: String { String(cString: errorBuffer) }
+
+        private func attachingHead(to error: NetworkError) -> NetworkError {
+            guard headComplete, error.status == nil else { return error }
+            var error = error
+            error.status = status
+            error.headers = headers
+            return error
+        }
+
+        private func timings() -> TransferTimings {
+            func duration(_ info: Int32) -> Duration {
+                var microseconds: Int64 = 0
+                _ = courier_curl_getinfo_offset(easy, info, &microseconds)
+                return .microseconds(microseconds)
+            }
+            return TransferTimings(
+                nameLookup: duration(Int32(COURIER_CURLINFO_NAMELOOKUP_TIME_T)),
+                connect: duration(Int32(COURIER_CURLINFO_CONNECT_TIME_T)),
+                tlsHandshake: duration(Int32(COURIER_CURLINFO_APPCONNECT_TIME_T)),
+                firstByte: duration(Int32(COURIER_CURLINFO_STARTTRANSFER_TIME_T)),
+                total: duration(Int32(COURIER_CURLINFO_TOTAL_TIME_T)))
+        }
+
+        // MARK: - Callbacks (loop thread)
+
+        /// One header line; a blank line ends a head. Returns false to abort the transfer.
+        fileprivate func receiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            guard case .running = state else { return false }
+            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if text.hasPrefix("HTTP/") {
+                let parts = text.split(separator: " ", maxSplits: 2)
+                status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+                headers = HTTPHeaders()
+                headComplete = false
+            } else if let colon = text.firstIndex(of: ":") {
+                let name = String(text[..<colon])
+                let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                headers.add(name: name, value: value)
+            } else if text.isEmpty, status >= 200, !headComplete {
+                headComplete = true
+                let length = headers["Content-Length"].flatMap { Int64($0) }
+                do throws(NetworkError) {
+                    try sink.begin(status: status, headers: headers, length: length)
+                } catch {
+                    failure = error
+                    return false
+                }
+            }
+            return true
+        }
+
+        /// A piece of the body. Returns false to abort the transfer.
+        fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            guard case .running = state else { return false }
+            do throws(NetworkError) {
+                try sink.append(Data(bytes))
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+
+        /// Fills libcurl's buffer from the upload file. Returns bytes read, 0 at the end, or
+        /// `nil` to abort.
+        fileprivate func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+            guard uploadDescriptor >= 0 else { return 0 }
+            let count = read(uploadDescriptor, buffer.baseAddress, buffer.count)
+            guard count >= 0 else {
+                lock.withLock { failure = NetworkError(.fileSystem, "The upload file could not be read.") }
+                return nil
+            }
+            return count
+        }
+
+        /// Progress; returns false to abort a transfer whose caller was answered already.
+        fileprivate func advance(uploaded: Int64, of expected: Int64) -> Bool {
+            if uploaded > 0 { progress?.uploaded(uploaded, of: expected > 0 ? expected : uploadLength) }
+            return lock.withLock {
+                if case .finished = state { return false }
+                return true
+            }
+        }
+    }
+
+    private typealias CFunction = @convention(c) () -> Void
+
+    private func transfer(_ user: UnsafeMutableRawPointer?) -> CurlTransfer {
+        Unmanaged<CurlTransfer>.fromOpaque(user!).takeUnretainedValue()
+    }
+
+    private let curlHeaderCallback:
+        @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+            data, size, count, user in
+            let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
+            return transfer(user).receiveHeader(bytes) ? size * count : 0
+        }
+
+    private let curlWriteCallback:
+        @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+            data, size, count, user in
+            let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
+            return transfer(user).receiveBody(bytes) ? size * count : 0
+        }
+
+    private let curlReadCallback:
+        @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+            buffer, size, count, user in
+            let target = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
+            return transfer(user).readUpload(into: target) ?? Int(COURIER_CURL_READFUNC_ABORT)
+        }
+
+    private let curlProgressCallback: @convention(c) (UnsafeMutableRawPointer?, Int64, Int64, Int64, Int64) -> Int32 = {
+        user, _, _, uploadTotal, uploaded in
+        transfer(user).advance(uploaded: uploaded, of: uploadTotal) ? 0 : 1
+    }
+#endif

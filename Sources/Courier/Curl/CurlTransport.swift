@@ -1,0 +1,110 @@
+#if os(Linux)
+    import CCurl
+    import Foundation
+
+    /// A ``Transport`` on libcurl's multi interface, for Linux: faster than `URLSession` there
+    /// and free of its faults, with TLS pinning and custom certificate authorities.
+    ///
+    /// libcurl is loaded at run time from the `libcurl.so.4` that FoundationNetworking already
+    /// links, so nothing needs to be installed. One event-loop thread per transport drives
+    /// every transfer and keeps connections alive for reuse; HTTP/2 is used over TLS when the
+    /// server offers it.
+    ///
+    /// - The deadline is overall (libcurl's `TIMEOUT_MS`): a trickling server times out.
+    /// - Cancelling the calling task answers at once with ``NetworkError/Code/cancelled``; the
+    ///   handle is taken out of libcurl on its own thread, so cancellation never races it.
+    /// - Redirects follow ``RedirectPolicy``: credentials never reach another origin, a body is
+    ///   replayed only on the same origin.
+    /// - Errors are precise: DNS, refused, lost, ``NetworkError/Code/timedOut``,
+    ///   ``NetworkError/Code/tls`` for an untrusted certificate or a pin mismatch.
+    /// - Certificate validation cannot be switched off.
+    public final class CurlTransport: Transport {
+        /// Settings of a transport.
+        public struct Options: Sendable, Hashable {
+            /// Certificate authorities and public-key pins.
+            public var tls: TLSOptions
+            /// How many connections to one host at most (more requests wait for one).
+            public var maximumConnectionsPerHost: Int
+
+            /// Creates options.
+            /// - Parameters:
+            ///   - tls: Certificate authorities and pins; the system's authorities by default.
+            ///   - maximumConnectionsPerHost: The per-host connection limit, 16 by default.
+            public init(tls: TLSOptions = TLSOptions(), maximumConnectionsPerHost: Int = 16) {
+                self.tls = tls
+                self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            }
+        }
+
+        /// The settings the transport was made with.
+        public let options: Options
+        private let loop: CurlEventLoop
+
+        /// Whether libcurl could be loaded on this machine.
+        public static var isAvailable: Bool { courier_curl_load() == 0 }
+
+        /// libcurl's version text, or `nil` when it cannot be loaded.
+        public static var libcurlVersion: String? {
+            isAvailable ? String(cString: courier_curl_version()) : nil
+        }
+
+        /// Creates a transport with its own event-loop thread.
+        /// - Parameter options: TLS and connection settings.
+        /// - Throws: ``NetworkError/Code/transport`` when libcurl cannot be loaded.
+        public init(options: Options = Options()) throws(NetworkError) {
+            guard courier_curl_load() == 0 else {
+                let reason = courier_curl_load_error().map { String(cString: $0) } ?? "unknown"
+                throw NetworkError(.transport, "libcurl.so.4 could not be loaded: \(reason).")
+            }
+            self.options = options
+            loop = try CurlEventLoop(maximumConnectionsPerHost: options.maximumConnectionsPerHost)
+        }
+
+        deinit {
+            loop.shutDown()
+        }
+
+        /// Sends a request; see ``Transport/send(_:)``.
+        /// - Parameter request: The request.
+        /// - Returns: The answer, with any status.
+        /// - Throws: ``NetworkError``.
+        public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            guard !Task.isCancelled else {
+                throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
+            }
+            let deadline = ContinuousClock.now + request.timeout
+            let body = try await request.body.prepare()
+            defer { body.discard() }
+            var current = request
+            for _ in 0..<Self.maximumRedirects {
+                let remaining = ContinuousClock.now.duration(to: deadline)
+                guard remaining > .zero else {
+                    throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
+                }
+                let sendsBody = current.body != .none
+                let transfer = try CurlTransfer(
+                    request: current, body: sendsBody ? body : PreparedBody(.none, contentType: nil),
+                    timeout: remaining, deadline: request.timeout, tls: options.tls)
+                let response = try await perform(transfer)
+                guard let next = RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
+                    return response
+                }
+                current = next
+            }
+            throw NetworkError(.transport, "Too many redirects.")
+        }
+
+        /// How many redirects are followed before giving up.
+        private static let maximumRedirects = 10
+
+        private func perform(_ transfer: CurlTransfer) async throws -> HTTPResponse {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    if transfer.begin(continuation) { loop.submit(transfer) }
+                }
+            } onCancel: { [loop] in
+                if transfer.stop(NetworkError(.cancelled, "The request was cancelled.")) { loop.remove(transfer) }
+            }
+        }
+    }
+#endif
