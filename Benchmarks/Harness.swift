@@ -32,17 +32,24 @@ struct Measurement: Codable {
 /// on a shared machine hits both sides alike.
 enum Harness {
     static func interleaved(
-        repetitions: Int, warmUp: () async throws -> Void, courier: () async throws -> Double,
-        baseline: () async throws -> Double
+        repetitions: Int, warmUp: () async throws -> Void, courier: @escaping () async throws -> Double,
+        baseline: @escaping () async throws -> Double
     ) async throws -> (courier: Double, baseline: Double) {
+        let medians = try await interleaved(repetitions: repetitions, warmUp: warmUp, runs: [courier, baseline])
+        return (medians[0], medians[1])
+    }
+
+    /// Runs each of `runs` in turn, `repetitions` times (A B C A B C …) after a warm-up, and
+    /// returns the median of each.
+    static func interleaved(
+        repetitions: Int, warmUp: () async throws -> Void, runs: [() async throws -> Double]
+    ) async throws -> [Double] {
         try await warmUp()
-        var courierValues: [Double] = []
-        var baselineValues: [Double] = []
+        var values = Array(repeating: [Double](), count: runs.count)
         for _ in 0..<repetitions {
-            courierValues.append(try await courier())
-            baselineValues.append(try await baseline())
+            for (index, run) in runs.enumerated() { values[index].append(try await run()) }
         }
-        return (median(courierValues), median(baselineValues))
+        return values.map(median)
     }
 
     static func median(_ values: [Double]) -> Double {

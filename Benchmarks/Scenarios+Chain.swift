@@ -9,14 +9,18 @@ extension Scenarios {
     /// S3: the full app-backend chain (headers, common parameters, token, signing, envelope)
     /// against raw URLSession sending the same kind of request with its values written by hand.
     func s3FullChain() async throws -> [Measurement] {
-        var configuration = NetworkClient.Configuration(baseURL: peer.baseURL.appendingPathComponent("api/"))
-        configuration.interceptors = [
-            .headers(["X-App": "bench", "Accept-Language": "en"]),
-            .commonParameters(["version": "2.4.1", "deviceId": "bench-device-0001", "os": "linux"]),
-            .token(store: InMemoryTokenStore(token: Peer.freshToken)) { Peer.freshToken },
-            .signing(.hmacSHA256(secret: Data("benchmark-secret".utf8))),
-        ]
-        let chain = NetworkClient(configuration: configuration)
+        func chain(_ transport: any Transport) -> NetworkClient {
+            var configuration = NetworkClient.Configuration(
+                baseURL: peer.baseURL.appendingPathComponent("api/"), transport: transport)
+            configuration.interceptors = [
+                .headers(["X-App": "bench", "Accept-Language": "en"]),
+                .commonParameters(["version": "2.4.1", "deviceId": "bench-device-0001", "os": "linux"]),
+                .token(store: InMemoryTokenStore(token: Peer.freshToken)) { Peer.freshToken },
+                .signing(.hmacSHA256(secret: Data("benchmark-secret".utf8))),
+            ]
+            return NetworkClient(configuration: configuration)
+        }
+        let chains = [chain(NetworkClient.Configuration.defaultTransport()), chain(URLSessionTransport())]
         var components = URLComponents(
             url: peer.baseURL.appendingPathComponent("api/profile"), resolvingAgainstBaseURL: false)!
         components.percentEncodedQuery =
@@ -29,26 +33,24 @@ extension Scenarios {
         let request = rawRequest
         let endpoint = Endpoint<[Order]>.get("profile", query: ["page": "1"])
         let count = quick ? 300 : 2000
-        let (courier, baseline) = try await Harness.interleaved(
-            repetitions: repetitions,
+        return try await compare(
+            "S3", "\(count) sequential GETs through headers, params, token, HMAC signing, envelope", target: 0.95,
             warmUp: {
                 for _ in 0..<100 {
-                    _ = try await chain.send(endpoint)
+                    for chain in chains { _ = try await chain.send(endpoint) }
                     _ = try await raw.data(for: request)
                 }
             },
-            courier: { try await Harness.rate(count: count, concurrency: 1) { _ = try await chain.send(endpoint) } },
-            baseline: {
+            courier: { variant in
+                let chain = variant == .defaultTransport ? chains[0] : chains[1]
+                return try await Harness.rate(count: count, concurrency: 1) { _ = try await chain.send(endpoint) }
+            },
+            raw: {
                 try await Harness.rate(count: count, concurrency: 1) {
                     let (data, _) = try await self.raw.data(for: request)
                     _ = try JSONDecoder().decode(RawEnvelope<[Order]>.self, from: data)
                 }
             })
-        return [
-            .ratio(
-                "S3", "\(count) sequential GETs through headers, params, token, HMAC signing, envelope", unit: "req/s",
-                courier: courier, baseline: baseline, higherIsBetter: true, minimum: 0.95)
-        ]
     }
 
     /// S9: concurrent requests meeting an expired token (401): how many refreshes, and how much

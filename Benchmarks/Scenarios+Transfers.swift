@@ -23,8 +23,17 @@ extension Scenarios {
         return url
     }
 
+    /// A client for large transfers (long deadline) on the given transport.
+    private func transferClient(_ variant: Variant) -> NetworkClient {
+        let transport =
+            variant == .defaultTransport ? NetworkClient.Configuration.defaultTransport() : URLSessionTransport()
+        return NetworkClient(configuration: .init(baseURL: peer.baseURL, timeout: .seconds(600), transport: transport))
+    }
+
+    private typealias Run = (seconds: Double, growth: Int64)
+
     /// S7: a large download to a file: throughput and peak resident memory growth, Courier's
-    /// download against URLSession's own download task.
+    /// download (on each transport) against URLSession's own download task.
     func s7Download() async throws -> [Measurement] {
         guard peer.servesFiles, let directory = try scratch("s7") else { return [] }
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -33,72 +42,79 @@ extension Scenarios {
         defer { try? FileManager.default.removeItem(at: source) }
         let url = peer.baseURL.appendingPathComponent("files/big.bin")
         let destination = directory.appendingPathComponent("big.bin")
-        let transferClient = NetworkClient(configuration: .init(baseURL: peer.baseURL, timeout: .seconds(600)))
-        var courierRuns: [(seconds: Double, growth: Int64)] = []
-        var rawRuns: [(seconds: Double, growth: Int64)] = []
+        var runs: [[Run]] = [[], [], []]
         for _ in 0..<(quick ? 2 : 3) {
-            courierRuns.append(
-                try await Self.measured {
-                    _ = try await transferClient.download(
-                        .download(url.absoluteString), to: destination, overwrite: .replace
-                    ).value
-                })
-            try FileManager.default.removeItem(at: destination)
-            rawRuns.append(
+            for (index, variant) in [Variant.defaultTransport, .urlSession].enumerated() {
+                let client = transferClient(variant)
+                runs[index].append(
+                    try await Self.measured {
+                        _ = try await client.download(
+                            .download(url.absoluteString), to: destination, overwrite: .replace
+                        ).value
+                    })
+                try FileManager.default.removeItem(at: destination)
+            }
+            runs[2].append(
                 try await Self.measured {
                     let temporary = try await self.rawDownload(url)
                     try FileManager.default.moveItem(at: temporary, to: destination)
                 })
             try FileManager.default.removeItem(at: destination)
         }
-        return transferMeasurements("S7", "download to file", courierRuns, rawRuns)
+        return transferMeasurements("S7", "download to file", runs)
     }
 
     /// S8: a large multipart upload from a file: throughput and peak resident memory growth,
-    /// Courier against a hand-built multipart file sent with URLSession's upload-from-file.
+    /// Courier (on each transport) against a hand-built multipart file sent with URLSession's
+    /// upload-from-file.
     func s8Upload() async throws -> [Measurement] {
         guard peer.servesFiles, let directory = try scratch("s8") else { return [] }
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("video.mp4")
         try Self.makeFile(at: source, size: transferSize)
         let url = peer.baseURL.appendingPathComponent("api/upload")
-        let transferClient = NetworkClient(configuration: .init(baseURL: peer.baseURL, timeout: .seconds(600)))
-        var courierRuns: [(seconds: Double, growth: Int64)] = []
-        var rawRuns: [(seconds: Double, growth: Int64)] = []
+        var runs: [[Run]] = [[], [], []]
         for _ in 0..<(quick ? 2 : 3) {
-            courierRuns.append(
-                try await Self.measured {
-                    var form = MultipartForm(fields: ["title": "benchmark"])
-                    form.append(name: "video", fileAt: source)
-                    form.temporaryDirectory = directory
-                    let endpoint = Endpoint<EmptyResponse>.post(url.absoluteString, body: .multipart(form))
-                    _ = try await transferClient.upload(endpoint).value
-                })
-            rawRuns.append(
+            for (index, variant) in [Variant.defaultTransport, .urlSession].enumerated() {
+                let client = transferClient(variant)
+                runs[index].append(
+                    try await Self.measured {
+                        var form = MultipartForm(fields: ["title": "benchmark"])
+                        form.append(name: "video", fileAt: source)
+                        form.temporaryDirectory = directory
+                        let endpoint = Endpoint<EmptyResponse>.post(url.absoluteString, body: .multipart(form))
+                        _ = try await client.upload(endpoint).value
+                    })
+            }
+            runs[2].append(
                 try await Self.measured { try await self.rawMultipartUpload(source, to: url, in: directory) })
         }
-        return transferMeasurements("S8", "multipart upload from file", courierRuns, rawRuns)
+        return transferMeasurements("S8", "multipart upload from file", runs)
     }
 
-    private func transferMeasurements(
-        _ scenario: String, _ what: String, _ courierRuns: [(seconds: Double, growth: Int64)],
-        _ rawRuns: [(seconds: Double, growth: Int64)]
-    ) -> [Measurement] {
+    /// Rows for the default transport and URLSessionTransport against raw: throughput, and
+    /// the worst peak memory growth (the target applies to the default transport).
+    private func transferMeasurements(_ scenario: String, _ what: String, _ runs: [[Run]]) -> [Measurement] {
         let megabytes = Double(transferSize) / 1_000_000
-        let courierSpeed = Harness.median(courierRuns.map { megabytes / $0.seconds })
-        let rawSpeed = Harness.median(rawRuns.map { megabytes / $0.seconds })
-        let courierPeak = Double(courierRuns.map(\.growth).max() ?? 0) / 1_048_576
-        let rawPeak = Double(rawRuns.map(\.growth).max() ?? 0) / 1_048_576
+        func speed(_ runs: [Run]) -> Double { Harness.median(runs.map { megabytes / $0.seconds }) }
+        func peak(_ runs: [Run]) -> Double { Double(runs.map(\.growth).max() ?? 0) / 1_048_576 }
         let size = transferSize >> 20
-        return [
-            .ratio(
-                scenario, "\(size) MB \(what): throughput", unit: "MB/s", courier: courierSpeed, baseline: rawSpeed,
-                higherIsBetter: true, minimum: nil),
-            Measurement(
-                scenario: scenario + "-mem", detail: "\(size) MB \(what): peak RSS growth, worst run", unit: "MB",
-                courier: courierPeak, baseline: rawPeak, ratio: rawPeak / max(courierPeak, 0.001),
-                target: "Courier ≤ 32 MB", meetsTarget: courierPeak <= 32),
-        ]
+        var rows: [Measurement] = []
+        for (index, (suffix, name)) in [("", transportName), ("-urlsession", "URLSessionTransport")].enumerated() {
+            rows.append(
+                .ratio(
+                    scenario + suffix, "\(size) MB \(what): throughput — \(name)", unit: "MB/s",
+                    courier: speed(runs[index]), baseline: speed(runs[2]), higherIsBetter: true, minimum: nil))
+            let courierPeak = peak(runs[index])
+            rows.append(
+                Measurement(
+                    scenario: scenario + suffix + "-mem",
+                    detail: "\(size) MB \(what): peak RSS growth, worst run — \(name)", unit: "MB",
+                    courier: courierPeak, baseline: peak(runs[2]), ratio: peak(runs[2]) / max(courierPeak, 0.001),
+                    target: suffix.isEmpty ? "Courier ≤ 32 MB" : nil, meetsTarget: !suffix.isEmpty || courierPeak <= 32)
+            )
+        }
+        return rows
     }
 
     /// Seconds and peak resident growth of `body`.

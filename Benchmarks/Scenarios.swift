@@ -24,7 +24,12 @@ struct RawEnvelope<T: Codable>: Codable {
 final class Scenarios: Sendable {
     let quick: Bool
     let peer: Peer
+    /// Courier on its default transport (CurlTransport on Linux).
     let client: NetworkClient
+    /// Courier on URLSessionTransport, for the second column.
+    let sessionClient: NetworkClient
+    /// The default transport's name.
+    let transportName: String
     let raw: URLSession
     let ordersURL: URL
 
@@ -35,7 +40,11 @@ final class Scenarios: Sendable {
         }
         peer = try Peer.start(ordersBody: try JSONEncoder().encode(RawEnvelope(code: 0, msg: "ok", data: orders)))
         ordersURL = peer.baseURL.appendingPathComponent("api/orders")
-        client = NetworkClient(configuration: .init(baseURL: peer.baseURL.appendingPathComponent("api/")))
+        let base = peer.baseURL.appendingPathComponent("api/")
+        let transport = NetworkClient.Configuration.defaultTransport()
+        transportName = String(describing: type(of: transport))
+        client = NetworkClient(configuration: .init(baseURL: base, transport: transport))
+        sessionClient = NetworkClient(configuration: .init(baseURL: base, transport: URLSessionTransport()))
         raw = Self.rawSession()
     }
 
@@ -51,7 +60,7 @@ final class Scenarios: Sendable {
 
     var repetitions: Int { quick ? 3 : 5 }
 
-    func courierOrders() async throws -> [Order] {
+    func courierOrders(_ client: NetworkClient) async throws -> [Order] {
         try await client.send(Endpoint<[Order]>.get("orders"))
     }
 
@@ -69,42 +78,76 @@ final class Scenarios: Sendable {
         return "\(peer.name): \(Report.format(one)) req/s on 1 raw keep-alive connection, \(Report.format(four)) on 4"
     }
 
+    /// Which Courier client a run uses.
+    enum Variant {
+        case defaultTransport
+        case urlSession
+    }
+
+    func client(_ variant: Variant) -> NetworkClient {
+        variant == .defaultTransport ? client : sessionClient
+    }
+
+    /// Courier on its default transport and on URLSessionTransport, each against raw
+    /// URLSession, interleaved in one run: a row for each.
+    func compare(
+        _ scenario: String, _ detail: String, unit: String = "req/s", target: Double?,
+        warmUp: () async throws -> Void, courier: @escaping (Variant) async throws -> Double,
+        raw: @escaping () async throws -> Double
+    ) async throws -> [Measurement] {
+        let medians = try await Harness.interleaved(
+            repetitions: repetitions, warmUp: warmUp,
+            runs: [{ try await courier(.defaultTransport) }, { try await courier(.urlSession) }, raw])
+        return [
+            .ratio(
+                scenario, "\(detail) — \(transportName)", unit: unit, courier: medians[0], baseline: medians[2],
+                higherIsBetter: true, minimum: target),
+            .ratio(
+                scenario + "-urlsession", "\(detail) — URLSessionTransport", unit: unit, courier: medians[1],
+                baseline: medians[2], higherIsBetter: true, minimum: nil),
+        ]
+    }
+
     /// S1: sequential requests.
     func s1Sequential() async throws -> [Measurement] {
         let count = quick ? 300 : 2000
-        let (courier, baseline) = try await Harness.interleaved(
-            repetitions: repetitions,
+        return try await compare(
+            "S1", "\(count) sequential GETs, 1 KB envelope", target: 0.98,
             warmUp: {
                 for _ in 0..<100 {
-                    _ = try await courierOrders()
+                    _ = try await courierOrders(client)
+                    _ = try await courierOrders(sessionClient)
                     _ = try await rawOrders()
                 }
             },
-            courier: { try await Harness.rate(count: count, concurrency: 1) { _ = try await self.courierOrders() } },
-            baseline: { try await Harness.rate(count: count, concurrency: 1) { _ = try await self.rawOrders() } })
-        return [
-            .ratio(
-                "S1", "\(count) sequential GETs, 1 KB envelope", unit: "req/s", courier: courier, baseline: baseline,
-                higherIsBetter: true, minimum: 0.98)
-        ]
+            courier: { variant in
+                try await Harness.rate(count: count, concurrency: 1) {
+                    _ = try await self.courierOrders(self.client(variant))
+                }
+            },
+            raw: { try await Harness.rate(count: count, concurrency: 1) { _ = try await self.rawOrders() } })
     }
 
     /// S2: the same with 64 concurrent tasks.
     func s2Concurrent() async throws -> [Measurement] {
         let count = quick ? 640 : 4096
-        let (courier, baseline) = try await Harness.interleaved(
-            repetitions: repetitions,
+        return try await compare(
+            "S2", "\(count) GETs from 64 concurrent tasks", target: 0.98,
             warmUp: {
-                _ = try await Harness.rate(count: count, concurrency: 64) { _ = try await self.courierOrders() }
+                _ = try await Harness.rate(count: count, concurrency: 64) {
+                    _ = try await self.courierOrders(self.client)
+                }
+                _ = try await Harness.rate(count: count, concurrency: 64) {
+                    _ = try await self.courierOrders(self.sessionClient)
+                }
                 _ = try await Harness.rate(count: count, concurrency: 64) { _ = try await self.rawOrders() }
             },
-            courier: { try await Harness.rate(count: count, concurrency: 64) { _ = try await self.courierOrders() } },
-            baseline: { try await Harness.rate(count: count, concurrency: 64) { _ = try await self.rawOrders() } })
-        return [
-            .ratio(
-                "S2", "\(count) GETs from 64 concurrent tasks", unit: "req/s", courier: courier, baseline: baseline,
-                higherIsBetter: true, minimum: 0.98)
-        ]
+            courier: { variant in
+                try await Harness.rate(count: count, concurrency: 64) {
+                    _ = try await self.courierOrders(self.client(variant))
+                }
+            },
+            raw: { try await Harness.rate(count: count, concurrency: 64) { _ = try await self.rawOrders() } })
     }
 
     /// S4: scaling with 1, 4, 16, 64 and 256 concurrent tasks.
@@ -112,28 +155,24 @@ final class Scenarios: Sendable {
         var results: [Measurement] = []
         for concurrency in [1, 4, 16, 64, 256] {
             let count = max(concurrency * 4, quick ? 256 : 2048)
-            let (courier, baseline) = try await Harness.interleaved(
-                repetitions: repetitions,
+            results += try await compare(
+                "S4-\(concurrency)", "\(count) GETs from \(concurrency) concurrent tasks", target: nil,
                 warmUp: {
                     _ = try await Harness.rate(count: concurrency, concurrency: concurrency) {
-                        _ = try await self.courierOrders()
+                        _ = try await self.courierOrders(self.client)
                     }
                     _ = try await Harness.rate(count: concurrency, concurrency: concurrency) {
                         _ = try await self.rawOrders()
                     }
                 },
-                courier: {
+                courier: { variant in
                     try await Harness.rate(count: count, concurrency: concurrency) {
-                        _ = try await self.courierOrders()
+                        _ = try await self.courierOrders(self.client(variant))
                     }
                 },
-                baseline: {
+                raw: {
                     try await Harness.rate(count: count, concurrency: concurrency) { _ = try await self.rawOrders() }
                 })
-            results.append(
-                .ratio(
-                    "S4-\(concurrency)", "\(count) GETs from \(concurrency) concurrent tasks", unit: "req/s",
-                    courier: courier, baseline: baseline, higherIsBetter: true, minimum: nil))
         }
         return results
     }
