@@ -1,0 +1,75 @@
+#if os(Linux)
+    import CourierTesting
+    import Foundation
+    import Testing
+
+    @testable import Courier
+
+    /// CurlTransport against a real TLS server on loopback (openssl s_server) whose certificate
+    /// comes from a certificate authority made by the test.
+    @Suite(.serialized) struct TLSTests {
+        private func fetch(_ server: TLSServer, tls: TLSOptions) async -> Result<Int, NetworkError> {
+            do {
+                let transport = try CurlTransport(options: .init(tls: tls))
+                let client = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: transport))
+                let response = try await client.send(
+                    Endpoint<HTTPResponse>(method: .get, path: "", decoding: .response))
+                return .success(response.status)
+            } catch let error as NetworkError {
+                return .failure(error)
+            } catch {
+                return .failure(NetworkError(.transport, "unexpected \(error)"))
+            }
+        }
+
+        @Test("an unknown certificate authority is refused by default")
+        func refusedByDefault() async throws {
+            let server = try await TLSServer.start()
+            defer { server.stop() }
+
+            let result = await fetch(server, tls: TLSOptions())
+
+            guard case .failure(let error) = result else {
+                Issue.record("the handshake succeeded")
+                return
+            }
+            #expect(error.code == .tls)
+        }
+
+        @Test("a custom certificate authority is trusted")
+        func customAuthority() async throws {
+            let server = try await TLSServer.start()
+            defer { server.stop() }
+
+            let result = await fetch(server, tls: TLSOptions(certificateAuthorities: server.authorityFile))
+
+            #expect(try result.get() == 200)
+        }
+
+        @Test("a matching public-key pin is accepted; a mismatch is refused even with a trusted chain")
+        func pinning() async throws {
+            let server = try await TLSServer.start()
+            defer { server.stop() }
+            let wrongPin = Data(repeating: 7, count: 32).base64EncodedString()
+
+            let matching = await fetch(
+                server,
+                tls: TLSOptions(certificateAuthorities: server.authorityFile, pinnedPublicKeys: [server.publicKeyPin]))
+            let mismatched = await fetch(
+                server, tls: TLSOptions(certificateAuthorities: server.authorityFile, pinnedPublicKeys: [wrongPin]))
+            let oneOfTwo = await fetch(
+                server,
+                tls: TLSOptions(
+                    certificateAuthorities: server.authorityFile, pinnedPublicKeys: [wrongPin, server.publicKeyPin]))
+
+            #expect(try matching.get() == 200)
+            #expect(try oneOfTwo.get() == 200, "any one of several pins (key rotation)")
+            guard case .failure(let error) = mismatched else {
+                Issue.record("a wrong pin was accepted")
+                return
+            }
+            #expect(error.code == .tls)
+            #expect(error.message.contains("pin"))
+        }
+    }
+#endif

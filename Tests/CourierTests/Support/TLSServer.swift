@@ -1,0 +1,102 @@
+import Foundation
+
+/// `openssl s_server -www` on 127.0.0.1 with a certificate from a certificate authority made for
+/// the test: a real TLS peer on loopback. `stop()` ends it and removes its files.
+final class TLSServer: Sendable {
+    let baseURL: URL
+    /// The PEM file of the test's certificate authority.
+    let authorityFile: URL
+    /// The base64 SHA-256 of the server key's SubjectPublicKeyInfo, computed by openssl.
+    let publicKeyPin: String
+    private let directory: URL
+    private let process: Process
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private init(baseURL: URL, authorityFile: URL, publicKeyPin: String, directory: URL, process: Process) {
+        self.baseURL = baseURL
+        self.authorityFile = authorityFile
+        self.publicKeyPin = publicKeyPin
+        self.directory = directory
+        self.process = process
+    }
+
+    /// Makes the certificates and starts the server, on a Dispatch thread (never the
+    /// cooperative pool).
+    static func start() async throws -> TLSServer {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try startBlocking() }) }
+        }
+    }
+
+    func stop() {
+        // s_server does not end on SIGTERM while it waits in accept.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func startBlocking() throws -> TLSServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".write(
+            toFile: path("ext.cnf"), atomically: true, encoding: .utf8)
+        let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        try run(
+            ["req", "-x509"] + curve + [
+                "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2", "-subj", "/CN=Courier Test CA",
+            ])
+        try run(
+            ["req"] + curve + ["-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=127.0.0.1"])
+        try run([
+            "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+            "-CAcreateserial", "-out", path("server.pem"), "-days", "2", "-extfile", path("ext.cnf"),
+        ])
+        try run(["pkey", "-in", path("server.key"), "-pubout", "-outform", "der", "-out", path("spki.der")])
+        let digest = try run(["dgst", "-sha256", "-binary", path("spki.der")])
+        let port = RefusingPort().port  // released at once, for s_server to bind
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: openssl)
+        server.arguments = [
+            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", path("server.pem"), "-key", path("server.key"),
+            "-www", "-quiet",
+        ]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        for _ in 0..<200 {
+            if (try? RawSocket(port: port)) != nil {
+                return TLSServer(
+                    baseURL: URL(string: "https://127.0.0.1:\(port)/")!,
+                    authorityFile: URL(fileURLWithPath: path("ca.pem")),
+                    publicKeyPin: digest.base64EncodedString(), directory: directory, process: server)
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        kill(server.processIdentifier, SIGKILL)
+        throw Failure(description: "openssl s_server did not start")
+    }
+
+    private static let openssl = "/usr/bin/openssl"
+
+    @discardableResult
+    private static func run(_ arguments: [String]) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: openssl)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "openssl \(arguments.prefix(2).joined(separator: " ")) failed")
+        }
+        return data
+    }
+}
