@@ -17,8 +17,15 @@
         private var additions: [CurlTransfer] = []
         private var removals: [CurlTransfer] = []
         private var stopping = false
-        private var active: [OpaquePointer: CurlTransfer] = [:]
+        private var active: [OpaquePointer: CurlTransfer] = [:] {
+            didSet { lock.withLock { handles = active.count } }
+        }
+        /// `active.count`, readable from any thread.
+        private var handles = 0
         private let finished = DispatchSemaphore(value: 0)
+
+        /// How many easy handles libcurl holds now (for leak checks).
+        var handleCount: Int { lock.withLock { handles } }
 
         /// Starts the loop thread.
         /// - Parameter maximumConnectionsPerHost: libcurl's per-host connection limit.

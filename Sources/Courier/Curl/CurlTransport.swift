@@ -64,6 +64,9 @@
             loop.shutDown()
         }
 
+        /// How many transfers libcurl holds now; 0 once every request has ended.
+        var activeTransferCount: Int { loop.handleCount }
+
         /// Sends a request; see ``Transport/send(_:)``.
         /// - Parameter request: The request.
         /// - Returns: The answer, with any status.
