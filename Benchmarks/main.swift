@@ -22,6 +22,7 @@ let all: [(String, () async throws -> [Measurement])] = [
     ("S1", scenarios.s1Sequential), ("S2", scenarios.s2Concurrent), ("S3", scenarios.s3FullChain),
     ("S4", scenarios.s4Scaling), ("S5", scenarios.s5EnvelopeDecode), ("S6", scenarios.s6Signing),
     ("S7", scenarios.s7Download), ("S8", scenarios.s8Upload), ("S9", scenarios.s9RefreshStorm),
+    ("S10", scenarios.s10Soak),
 ]
 var results: [Measurement] = []
 for (name, run) in all where only?.contains(name) ?? true {
