@@ -248,21 +248,19 @@
         // MARK: - Callbacks (loop thread)
 
         /// One header line; a blank line ends a head. Returns false to abort the transfer.
+        /// Parsed as bytes: this runs for every header of every answer on the loop thread.
         fileprivate func receiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
             lock.lock()
             defer { lock.unlock() }
             guard case .running = state else { return false }
-            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if text.hasPrefix("HTTP/") {
-                let parts = text.split(separator: " ", maxSplits: 2)
-                status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            let text = CurlHeaderLine(line)
+            if let code = text.statusCode {
+                status = code
                 headers = HTTPHeaders()
                 headComplete = false
-            } else if let colon = text.firstIndex(of: ":") {
-                let name = String(text[..<colon])
-                let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            } else if let (name, value) = text.field {
                 headers.add(name: name, value: value)
-            } else if text.isEmpty, status >= 200, !headComplete {
+            } else if text.isBlank, status >= 200, !headComplete {
                 headComplete = true
                 let length = headers["Content-Length"].flatMap { Int64($0) }
                 do throws(NetworkError) {
@@ -308,6 +306,51 @@
                 if case .finished = state { return false }
                 return true
             }
+        }
+    }
+
+    /// One header line as libcurl delivers it (with its CR LF): a status line, a field, or the
+    /// blank line that ends a head.
+    struct CurlHeaderLine {
+        private let bytes: UnsafeRawBufferPointer
+        private let end: Int
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+            var end = bytes.count
+            while end > 0, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
+            self.end = end
+        }
+
+        private static func isWhitespace(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
+        }
+
+        var isBlank: Bool { end == 0 }
+
+        /// The status of an `HTTP/x y reason` line.
+        var statusCode: Int? {
+            guard end >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F,
+                let space = (5..<end).first(where: { bytes[$0] == 0x20 })
+            else { return nil }
+            var code = 0
+            var index = space + 1
+            while index < end, index < space + 4, (0x30...0x39).contains(bytes[index]) {
+                code = code * 10 + Int(bytes[index] - 0x30)
+                index += 1
+            }
+            guard index == space + 4, index == end || bytes[index] == 0x20 else { return nil }
+            return code
+        }
+
+        /// The name and value of a `Name: value` line.
+        var field: (String, String)? {
+            guard let colon = (0..<end).first(where: { bytes[$0] == 0x3A }), colon > 0 else { return nil }
+            var start = colon + 1
+            while start < end, Self.isWhitespace(bytes[start]) { start += 1 }
+            let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
+            let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            return (name, value)
         }
     }
 

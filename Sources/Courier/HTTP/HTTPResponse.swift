@@ -32,8 +32,9 @@ public struct HTTPResponse: Sendable {
     /// The media type of `Content-Type`, lower-cased, without parameters such as `charset`.
     public var mediaType: String? {
         guard let value = headers["Content-Type"] else { return nil }
-        let type = value.split(separator: ";", maxSplits: 1).first ?? ""
-        return type.trimmingCharacters(in: .whitespaces).lowercased()
+        let type = value.utf8.split(separator: UInt8(ascii: ";"), maxSplits: 1).first ?? Substring(value).utf8[...]
+        let trimmed = type.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+        return String(decoding: trimmed, as: UTF8.self).lowercased()
     }
 }
 

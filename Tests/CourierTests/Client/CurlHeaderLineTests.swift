@@ -1,0 +1,36 @@
+#if os(Linux)
+    import Foundation
+    import Testing
+
+    @testable import Courier
+
+    /// The byte-level parser of the header lines libcurl delivers.
+    @Suite struct CurlHeaderLineTests {
+        private func parse<T>(_ text: String, _ read: (CurlHeaderLine) -> T) -> T {
+            Array(text.utf8).withUnsafeBytes { read(CurlHeaderLine($0)) }
+        }
+
+        @Test(
+            "status lines of every HTTP version, with and without a reason",
+            arguments: [
+                ("HTTP/1.1 200 OK\r\n", 200), ("HTTP/1.0 404 Not Found\r\n", 404), ("HTTP/2 204\r\n", 204),
+                ("HTTP/3 100\r\n", 100), ("HTTP/1.1 30\r\n", nil), ("HTTP/1.1 2000 x\r\n", nil),
+                ("Host: HTTP/1.1\r\n", nil),
+            ])
+        func statusLine(_ line: String, _ expected: Int?) {
+            #expect(parse(line) { $0.statusCode } == expected)
+        }
+
+        @Test("fields keep their value's inner spaces and colons; blank lines end a head")
+        func fields() {
+            let field = parse("Content-Type:  text/html; charset=utf-8 \r\n") { $0.field }
+            #expect(field?.0 == "Content-Type" && field?.1 == "text/html; charset=utf-8")
+            let location = parse("Location: http://a:8080/x\r\n") { $0.field }
+            #expect(location?.1 == "http://a:8080/x")
+            let empty = parse("X-Empty:\r\n") { $0.field }
+            #expect(empty?.0 == "X-Empty" && empty?.1 == "")
+            #expect(parse("\r\n") { $0.isBlank })
+            #expect(parse(": no name\r\n") { $0.field } == nil)
+        }
+    }
+#endif
