@@ -16,6 +16,9 @@ extension URLSessionTransport {
     final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         private let lock = NSLock()
         private var calls: [Int: Call] = [:]
+        private let tls: TLSOptions
+
+        init(tls: TLSOptions) { self.tls = tls }
 
         func register(_ call: Call, for task: URLSessionTask) {
             lock.withLock { calls[task.taskIdentifier] = call }
@@ -51,6 +54,18 @@ extension URLSessionTransport {
             _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
             completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
         ) {
+            #if canImport(Security)
+                let space = challenge.protectionSpace
+                if space.authenticationMethod == NSURLAuthenticationMethodServerTrust, let trust = space.serverTrust {
+                    guard tls != TLSOptions() else { return completionHandler(.performDefaultHandling, nil) }
+                    guard ServerTrust.accepts(trust, host: space.host, options: tls) else {
+                        call(for: task)?.stop(
+                            NetworkError(.tls, "The server's certificate or public key is not one the client trusts."))
+                        return completionHandler(.cancelAuthenticationChallenge, nil)
+                    }
+                    return completionHandler(.useCredential, URLCredential(trust: trust))
+                }
+            #endif
             if let failure = challenge.failureResponse as? HTTPURLResponse {
                 call(for: task)?.complete(error: nil, response: failure)
             }

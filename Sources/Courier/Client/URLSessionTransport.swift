@@ -22,12 +22,24 @@ import Foundation
 /// - no URL cache and no credential storage.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
-    private let delegate = SessionDelegate()
+    private let delegate: SessionDelegate
+    /// Certificate authorities and pins; honoured on Apple platforms only (see ``init(configuration:tls:)``).
+    public let tls: TLSOptions
 
     /// Creates a transport with its own `URLSession`.
-    /// - Parameter configuration: The session configuration; ``defaultSessionConfiguration()``
-    ///   by default. Courier sets its delegate; caching is left as configured.
-    public init(configuration: URLSessionConfiguration = URLSessionTransport.defaultSessionConfiguration()) {
+    /// - Parameters:
+    ///   - configuration: The session configuration; ``defaultSessionConfiguration()`` by
+    ///     default. Courier sets its delegate; caching is left as configured.
+    ///   - tls: Certificate authorities and public-key pins, checked in the session's
+    ///     server-trust challenge on Apple platforms. Linux `URLSession` never raises that
+    ///     challenge, so there every `https` request with options set fails with
+    ///     ``NetworkError/Code/tls`` rather than go out unchecked: use `CurlTransport`.
+    public init(
+        configuration: URLSessionConfiguration = URLSessionTransport.defaultSessionConfiguration(),
+        tls: TLSOptions = TLSOptions()
+    ) {
+        self.tls = tls
+        delegate = SessionDelegate(tls: tls)
         let queue = DelegateQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "Courier.URLSessionTransport"
@@ -58,6 +70,12 @@ public final class URLSessionTransport: Transport {
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
         }
+        #if !canImport(Security)
+            if tls != TLSOptions(), request.url.scheme?.lowercased() == "https" {
+                throw NetworkError(
+                    .tls, "URLSession cannot check certificate authorities or pins on Linux; use CurlTransport.")
+            }
+        #endif
         let deadline = ContinuousClock.now + request.timeout
         let body = try await request.body.prepare()
         defer { body.discard() }

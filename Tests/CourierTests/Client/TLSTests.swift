@@ -71,5 +71,20 @@
             #expect(error.code == .tls)
             #expect(error.message.contains("pin"))
         }
+
+        @Test("URLSessionTransport on Linux refuses TLS options it cannot check instead of ignoring them")
+        func urlSessionRefusesUncheckedOptions() async throws {
+            let server = try await TLSServer.start()
+            defer { server.stop() }
+            let transport = URLSessionTransport(tls: TLSOptions(pinnedPublicKeys: [server.publicKeyPin]))
+            let client = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: transport))
+
+            let error = await networkError {
+                _ = try await client.send(Endpoint<HTTPResponse>(method: .get, path: "", decoding: .response))
+            }
+
+            #expect(error?.code == .tls)
+            #expect(error?.message.contains("CurlTransport") == true)
+        }
     }
 #endif
