@@ -18,7 +18,7 @@ import Foundation
 ///   origin (replayed here, since `URLSession` drops the body) and is not followed elsewhere;
 /// - every request states its `Content-Type`, so a POST is never silently sent as a form;
 /// - a download's memory stays flat when the disk is slower than the network (see
-///   ``DelegateQueue``);
+///   `DelegateQueue`);
 /// - no URL cache and no credential storage.
 public final class URLSessionTransport: Transport {
     private let session: URLSession

@@ -13,7 +13,7 @@
     /// - The deadline is overall (libcurl's `TIMEOUT_MS`): a trickling server times out.
     /// - Cancelling the calling task answers at once with ``NetworkError/Code/cancelled``; the
     ///   handle is taken out of libcurl on its own thread, so cancellation never races it.
-    /// - Redirects follow ``RedirectPolicy``: credentials never reach another origin, a body is
+    /// - Redirects follow Courier's redirect policy: credentials never reach another origin, a body is
     ///   replayed only on the same origin.
     /// - Errors are precise: DNS, refused, lost, ``NetworkError/Code/timedOut``,
     ///   ``NetworkError/Code/tls`` for an untrusted certificate or a pin mismatch.
