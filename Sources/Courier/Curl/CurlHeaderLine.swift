@@ -1,0 +1,48 @@
+#if os(Linux)
+    import Foundation
+
+    /// One header line as libcurl delivers it (with its CR LF): a status line, a field, or the
+    /// blank line that ends a head.
+    struct CurlHeaderLine {
+        private let bytes: UnsafeRawBufferPointer
+        private let end: Int
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+            var end = bytes.count
+            while end > 0, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
+            self.end = end
+        }
+
+        private static func isWhitespace(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
+        }
+
+        var isBlank: Bool { end == 0 }
+
+        /// The status of an `HTTP/x y reason` line.
+        var statusCode: Int? {
+            guard end >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F,
+                let space = (5..<end).first(where: { bytes[$0] == 0x20 })
+            else { return nil }
+            var code = 0
+            var index = space + 1
+            while index < end, index < space + 4, (0x30...0x39).contains(bytes[index]) {
+                code = code * 10 + Int(bytes[index] - 0x30)
+                index += 1
+            }
+            guard index == space + 4, index == end || bytes[index] == 0x20 else { return nil }
+            return code
+        }
+
+        /// The name and value of a `Name: value` line.
+        var field: (String, String)? {
+            guard let colon = (0..<end).first(where: { bytes[$0] == 0x3A }), colon > 0 else { return nil }
+            var start = colon + 1
+            while start < end, Self.isWhitespace(bytes[start]) { start += 1 }
+            let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
+            let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            return (name, value)
+        }
+    }
+#endif
