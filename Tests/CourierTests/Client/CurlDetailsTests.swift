@@ -34,3 +34,27 @@
         }
     }
 #endif
+
+#if os(Linux)
+    import CourierTesting
+
+    /// What CurlTransport reports besides the answer.
+    @Suite struct CurlTimingsTests {
+        @Test("an answer carries its timings, each phase no later than the next")
+        func timings() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.route("/slow") { _ in LoopbackServer.Response.text("late").delayed(by: .milliseconds(50)) }
+            let transport = try CurlTransport()
+
+            let response = try await transport.send(
+                HTTPRequest(method: .get, url: server.baseURL.appendingPathComponent("slow")))
+
+            let timings = try #require(response.timings)
+            #expect(timings.nameLookup <= timings.connect && timings.connect <= timings.firstByte)
+            #expect(timings.firstByte <= timings.total)
+            #expect(timings.firstByte >= .milliseconds(50), "the server's delay comes before the first byte")
+            #expect(timings.tlsHandshake == .zero, "no TLS on plain HTTP")
+        }
+    }
+#endif
