@@ -68,6 +68,7 @@ enum RedirectPolicy {
             method: method, url: to, headers: headers, body: keepsBody ? request.body : .none, timeout: request.timeout)
         next.download = request.download
         next.progress = request.progress
+        next.isIdempotent = method == request.method ? request.isIdempotent : method.isIdempotent
         return next
     }
 

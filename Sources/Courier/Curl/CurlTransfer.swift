@@ -92,6 +92,10 @@
                     Int32(COURIER_CURLOPT_PINNEDPUBLICKEY),
                     tls.pinnedPublicKeys.map { "sha256//" + $0 }.joined(separator: ";"))
             }
+            // libcurl silently resends a request whose kept-alive connection closed without an
+            // answer; the server may have acted on it. A request that must not go twice gets a
+            // connection of its own, which libcurl never retries.
+            if !request.isIdempotent { set(Int32(COURIER_CURLOPT_FRESH_CONNECT), 1) }
             configureMethodAndBody(request.method, body)
             configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
             installCallbacks()

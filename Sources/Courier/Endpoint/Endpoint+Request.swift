@@ -20,9 +20,11 @@ extension Endpoint {
         guard timeout > .zero else {
             throw NetworkError(.invalidRequest, "The timeout must be positive, not \(timeout).")
         }
-        return HTTPRequest(
+        var request = HTTPRequest(
             method: method, unqueriedURL: target.url, query: parameters, headers: headers,
             body: try body.httpBody(encoder: encoder), timeout: timeout)
+        request.isIdempotent = isIdempotent
+        return request
     }
 }
 

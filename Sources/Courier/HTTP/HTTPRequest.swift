@@ -22,6 +22,10 @@ public struct HTTPRequest: Sendable {
     public var download: DownloadTarget?
     /// Where the transport reports upload and download progress, if anyone listens.
     public var progress: ProgressReporter?
+    /// Whether sending this request twice is harmless (the endpoint's
+    /// ``Endpoint/isIdempotent``; by default the method's). A transport must never repeat a
+    /// request that is not, even on a kept-alive connection that turns out to be closed.
+    public var isIdempotent: Bool
 
     /// Creates a request.
     /// - Parameters:
@@ -59,6 +63,7 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.isIdempotent = method.isIdempotent
     }
 
     /// The URL that goes on the wire: ``url`` with ``query`` encoded by ``PercentEncoding``.
