@@ -71,17 +71,12 @@ public struct InterceptorLayer: RawRepresentable, Hashable, Sendable, Expressibl
 public struct InterceptorContext: Sendable {
     /// The envelope format of the client, to read business codes from responses.
     public let envelope: EnvelopeFormat
-    /// Whether sending the request twice is harmless (``Endpoint/isIdempotent``): only such
-    /// requests are retried.
-    public let isIdempotent: Bool
 
     /// Creates a context (the client makes one per request; tests of a custom layer can too).
-    /// - Parameters:
-    ///   - envelope: The envelope format.
-    ///   - isIdempotent: Whether the request may be sent twice.
-    public init(envelope: EnvelopeFormat = .standard, isIdempotent: Bool = false) {
+    /// Whether a request may be sent twice is the request's own ``HTTPRequest/isIdempotent``.
+    /// - Parameter envelope: The envelope format.
+    public init(envelope: EnvelopeFormat = .standard) {
         self.envelope = envelope
-        self.isIdempotent = isIdempotent
     }
 
     /// The business code of a response whose body is an envelope in ``envelope``'s format, or

@@ -57,14 +57,14 @@ public struct RetryInterceptor: Interceptor {
     /// Sends the request, retrying as the policy says.
     /// - Parameters:
     ///   - request: The request.
-    ///   - context: Says whether the request is idempotent.
+    ///   - context: Not used; whether the request may be sent twice is ``HTTPRequest/isIdempotent``.
     ///   - next: The inner layers, run again for each attempt.
     /// - Returns: The first response that is not retried.
     /// - Throws: The last attempt's error; ``NetworkError/Code/cancelled`` when cancelled.
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
-        guard context.isIdempotent, policy.maxAttempts > 1 else { return try await next(request) }
+        guard request.isIdempotent, policy.maxAttempts > 1 else { return try await next(request) }
         var attempt = 1
         while true {
             let wait: Duration?
