@@ -96,12 +96,12 @@
             // answer; the server may have acted on it. A request that must not go twice gets a
             // connection of its own, which libcurl never retries.
             if !request.isIdempotent { set(Int32(COURIER_CURLOPT_FRESH_CONNECT), 1) }
-            configureMethodAndBody(request.method, body)
+            try configureMethodAndBody(request.method, body)
             configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
             installCallbacks()
         }
 
-        private func configureMethodAndBody(_ method: HTTPMethod, _ body: PreparedBody) {
+        private func configureMethodAndBody(_ method: HTTPMethod, _ body: PreparedBody) throws(NetworkError) {
             switch body.content {
             case .none:
                 switch method {
@@ -121,6 +121,9 @@
                 if method != .post { set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue) }
             case .file(let url, let length):
                 uploadDescriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+                guard uploadDescriptor >= 0 else {
+                    throw NetworkError(.fileSystem, "The upload file \(url.lastPathComponent) cannot be opened.")
+                }
                 set(Int32(COURIER_CURLOPT_UPLOAD), 1)
                 _ = courier_curl_setopt_offset(easy, Int32(COURIER_CURLOPT_INFILESIZE_LARGE), length)
                 set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
@@ -294,7 +297,6 @@
         /// Fills libcurl's buffer from the upload file. Returns bytes read, 0 at the end, or
         /// `nil` to abort.
         fileprivate func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-            guard uploadDescriptor >= 0 else { return 0 }
             let count = read(uploadDescriptor, buffer.baseAddress, buffer.count)
             guard count >= 0 else {
                 lock.withLock { failure = NetworkError(.fileSystem, "The upload file could not be read.") }
