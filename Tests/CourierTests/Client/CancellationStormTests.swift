@@ -10,35 +10,13 @@ import Testing
     func storm() async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
-        backend.server.route("/v1/item") { request in
-            let delay = Int(request.query["delay"] ?? "0") ?? 0
-            return LoopbackServer.Response.envelope(data: delay).delayed(by: .milliseconds(delay))
-        }
+        CancellationWave.route(on: backend.server, path: "/v1/item")
         let client = backend.client
         // 25 waves of 16, so cancellations land before sending, mid-flight and near the end.
         var outcomes: [String: Int] = [:]
         for _ in 0..<25 {
-            let wave = await withTaskGroup(of: String.self) { group in
-                for _ in 0..<16 {
-                    let delay = Int.random(in: 0...6)
-                    let cancelAfter = Duration.microseconds(Int.random(in: 0...12_000))
-                    group.addTask {
-                        let task = Task {
-                            try await client.send(Endpoint<Int>.get("item", query: ["delay": "\(delay)"]))
-                        }
-                        try? await Task.sleep(for: cancelAfter)
-                        task.cancel()
-                        do {
-                            return try await task.value == delay ? "success" : "wrong value"
-                        } catch let error as NetworkError {
-                            return error.code.rawValue
-                        } catch {
-                            return "foreign error"
-                        }
-                    }
-                }
-                return await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
-            }
+            let wave = await CancellationWave.run(
+                client, path: "item", size: 16, delays: 0...6, cancelWithin: 0...12_000)
             outcomes.merge(wave, uniquingKeysWith: +)
         }
         #expect(outcomes.values.reduce(0, +) == 400)

@@ -34,37 +34,15 @@
         func storm() async throws {
             let server = try LoopbackServer()
             let port = server.baseURL.port ?? 0
-            server.route("/item") { request in
-                let delay = Int(request.query["delay"] ?? "0") ?? 0
-                return LoopbackServer.Response.envelope(data: delay).delayed(by: .milliseconds(delay))
-            }
+            CancellationWave.route(on: server, path: "/item")
             var transport: CurlTransport? = try CurlTransport()
             var client: NetworkClient? = NetworkClient(
                 configuration: .init(baseURL: server.baseURL, transport: transport))
             var outcomes: [String: Int] = [:]
             for _ in 0..<(10_000 / 50) {
                 guard let client else { break }
-                let wave = await withTaskGroup(of: String.self) { group in
-                    for _ in 0..<50 {
-                        let delay = Int.random(in: 0...3)
-                        let cancelAfter = Duration.microseconds(Int.random(in: 0...15_000))
-                        group.addTask {
-                            let task = Task {
-                                try await client.send(Endpoint<Int>.get("item", query: ["delay": "\(delay)"]))
-                            }
-                            try? await Task.sleep(for: cancelAfter)
-                            task.cancel()
-                            do {
-                                return try await task.value == delay ? "success" : "wrong value"
-                            } catch let error as NetworkError {
-                                return error.code.rawValue
-                            } catch {
-                                return "foreign error"
-                            }
-                        }
-                    }
-                    return await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
-                }
+                let wave = await CancellationWave.run(
+                    client, path: "item", size: 50, delays: 0...3, cancelWithin: 0...15_000)
                 outcomes.merge(wave, uniquingKeysWith: +)
             }
             print("curl cancellation storm:", outcomes)
