@@ -40,5 +40,8 @@ if let jsonPath = value(after: "--json") {
 if check {
     let missed = results.filter { !$0.meetsTarget }
     for measurement in missed { print("target missed: \(Report.row(measurement))") }
-    if !missed.isEmpty { exit(1) }
+    if !missed.isEmpty {
+        scenarios.stop()  // exit skips the deferred stop, which would leave nginx running
+        exit(1)
+    }
 }

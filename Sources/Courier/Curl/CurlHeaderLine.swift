@@ -35,6 +35,12 @@
             return code
         }
 
+        /// The version of an `HTTP/x y reason` line: `1.1`, `2`, …
+        var httpVersion: String? {
+            guard statusCode != nil, let space = (5..<end).first(where: { bytes[$0] == 0x20 }) else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[5..<space]), as: UTF8.self)
+        }
+
         /// The name and value of a `Name: value` line.
         var field: (String, String)? {
             guard let colon = (0..<end).first(where: { bytes[$0] == 0x3A }), colon > 0 else { return nil }

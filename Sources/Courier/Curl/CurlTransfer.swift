@@ -20,6 +20,7 @@
         private let lock = NSLock()
         private var state = State.idle
         private var status = 0
+        private var version: String?
         private var headers = HTTPHeaders()
         private var headComplete = false
         private var failure: NetworkError?
@@ -221,6 +222,7 @@
                     var response = HTTPResponse(status: status, headers: headers, body: body, url: nil)
                     response.bodyFile = file
                     response.timings = timings()
+                    response.httpVersion = version
                     return response
                 }
             }
@@ -263,6 +265,7 @@
             let text = CurlHeaderLine(line)
             if let code = text.statusCode {
                 status = code
+                version = text.httpVersion
                 headers = HTTPHeaders()
                 headComplete = false
             } else if let (name, value) = text.field {

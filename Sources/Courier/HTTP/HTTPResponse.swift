@@ -15,6 +15,8 @@ public struct HTTPResponse: Sendable {
     public var url: URL?
     /// How long the phases of the exchange took, when the transport measures them.
     public var timings: TransferTimings?
+    /// The HTTP version of the answer (`1.1`, `2`), when the transport reports it.
+    public var httpVersion: String?
 
     /// Creates a response.
     /// - Parameters:

@@ -21,6 +21,13 @@
             #expect(parse(line) { $0.statusCode } == expected)
         }
 
+        @Test("the version of a status line")
+        func version() {
+            #expect(parse("HTTP/1.1 200 OK\r\n") { $0.httpVersion } == "1.1")
+            #expect(parse("HTTP/2 204\r\n") { $0.httpVersion } == "2")
+            #expect(parse("Host: x\r\n") { $0.httpVersion } == nil)
+        }
+
         @Test("fields keep their value's inner spaces and colons; blank lines end a head")
         func fields() {
             let field = parse("Content-Type:  text/html; charset=utf-8 \r\n") { $0.field }

@@ -86,5 +86,29 @@
             #expect(error?.code == .tls)
             #expect(error?.message.contains("CurlTransport") == true)
         }
+
+        @Test(
+            "HTTP/2 is used over TLS when the server offers it",
+            .enabled(if: TLSServer.nginxAvailable, "needs nginx (.ci/run installs it)"))
+        func http2() async throws {
+            let server = try await TLSServer.start(.nginx)
+            defer { server.stop() }
+            let transport = try CurlTransport(
+                options: .init(tls: TLSOptions(certificateAuthorities: server.authorityFile)))
+            let client = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: transport))
+
+            let responses = try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await client.send(Endpoint<HTTPResponse>(method: .get, path: "", decoding: .response))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+
+            #expect(responses.allSatisfy { $0.httpVersion == "2" && $0.status == 200 })
+            #expect(responses.allSatisfy { $0.body == Data("hello over TLS".utf8) })
+            #expect(responses.contains { $0.timings.map { $0.tlsHandshake > .zero } == true })
+        }
     }
 #endif

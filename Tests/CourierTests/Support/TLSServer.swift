@@ -1,8 +1,19 @@
 import Foundation
 
-/// `openssl s_server -www` on 127.0.0.1 with a certificate from a certificate authority made for
-/// the test: a real TLS peer on loopback. `stop()` ends it and removes its files.
+/// A TLS server on 127.0.0.1 with a certificate from a certificate authority made for the test:
+/// `openssl s_server -www` (HTTP/1.0), or nginx speaking HTTP/2 and HTTP/1.1. `stop()` ends it
+/// and removes its files.
 final class TLSServer: Sendable {
+    /// Which program serves.
+    enum Kind: Sendable {
+        case openssl
+        case nginx
+    }
+
+    /// Whether nginx is installed (`.ci/run` installs it).
+    static let nginxAvailable = FileManager.default.isExecutableFile(atPath: nginx)
+    private static let nginx = "/usr/sbin/nginx"
+
     let baseURL: URL
     /// The PEM file of the test's certificate authority.
     let authorityFile: URL
@@ -25,20 +36,20 @@ final class TLSServer: Sendable {
 
     /// Makes the certificates and starts the server, on a Dispatch thread (never the
     /// cooperative pool).
-    static func start() async throws -> TLSServer {
+    static func start(_ kind: Kind = .openssl) async throws -> TLSServer {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try startBlocking() }) }
+            DispatchQueue.global().async { continuation.resume(with: Result { try startBlocking(kind) }) }
         }
     }
 
     func stop() {
-        // s_server does not end on SIGTERM while it waits in accept.
-        kill(process.processIdentifier, SIGKILL)
+        // s_server does not end on SIGTERM while it waits in accept; nginx ends its workers on it.
+        kill(process.processIdentifier, process.executableURL?.path == Self.nginx ? SIGTERM : SIGKILL)
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private static func startBlocking() throws -> TLSServer {
+    private static func startBlocking(_ kind: Kind) throws -> TLSServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -60,11 +71,38 @@ final class TLSServer: Sendable {
         let digest = try run(["dgst", "-sha256", "-binary", path("spki.der")])
         let port = RefusingPort().port  // released at once, for s_server to bind
         let server = Process()
-        server.executableURL = URL(fileURLWithPath: openssl)
-        server.arguments = [
-            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", path("server.pem"), "-key", path("server.key"),
-            "-www", "-quiet",
-        ]
+        switch kind {
+        case .openssl:
+            server.executableURL = URL(fileURLWithPath: openssl)
+            server.arguments = [
+                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", path("server.pem"), "-key", path("server.key"),
+                "-www", "-quiet",
+            ]
+        case .nginx:
+            try """
+            daemon off;
+            worker_processes 1;
+            pid \(path("nginx.pid"));
+            error_log \(path("error.log")) warn;
+            events { worker_connections 64; }
+            http {
+                access_log off;
+                client_body_temp_path \(path("body"));
+                proxy_temp_path \(path("proxy"));
+                fastcgi_temp_path \(path("fastcgi"));
+                uwsgi_temp_path \(path("uwsgi"));
+                scgi_temp_path \(path("scgi"));
+                server {
+                    listen 127.0.0.1:\(port) ssl http2;
+                    ssl_certificate \(path("server.pem"));
+                    ssl_certificate_key \(path("server.key"));
+                    location / { default_type text/plain; return 200 "hello over TLS"; }
+                }
+            }
+            """.write(toFile: path("nginx.conf"), atomically: true, encoding: .utf8)
+            server.executableURL = URL(fileURLWithPath: nginx)
+            server.arguments = ["-c", path("nginx.conf"), "-p", directory.path, "-e", path("error.log")]
+        }
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
