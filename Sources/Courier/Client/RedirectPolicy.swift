@@ -10,8 +10,8 @@ import Foundation
 ///   `Proxy-Authorization`, `Cookie` and every header with a secret-looking name are removed.
 /// - 307 and 308 keep method and body, but only on the same origin; to another origin they are
 ///   not followed (the 3xx is returned), so a body (a password, a payment) is neither lost nor
-///   leaked. FoundationNetworking drops the body of every redirect, so the transport replays
-///   307/308 with a body itself (``replay(_:location:)``).
+///   leaked. FoundationNetworking drops the body of every redirect, so `URLSessionTransport`
+///   replays 307/308 with a body itself (``next(after:for:hasBody:)``).
 enum RedirectPolicy {
     /// The request `URLSession` should send for a redirect, or `nil` to stop and return the 3xx.
     static func follow(from original: URLRequest, hasBody: Bool, status: Int, to proposed: URLRequest) -> URLRequest? {
@@ -27,17 +27,6 @@ enum RedirectPolicy {
                 next.setValue(nil, forHTTPHeaderField: name)
             }
         }
-        return next
-    }
-
-    /// The request that repeats `request` (method, headers, body) at a 307/308 `location` on
-    /// the same origin, or `nil` when it must not be followed.
-    static func replay(_ request: URLRequest, location: String?) -> URLRequest? {
-        guard let location, let from = request.url, let to = URL(string: location, relativeTo: from)?.absoluteURL,
-            isSameOrigin(from, to)
-        else { return nil }
-        var next = request
-        next.url = to
         return next
     }
 

@@ -79,17 +79,20 @@ public final class URLSessionTransport: Transport {
         let deadline = ContinuousClock.now + request.timeout
         let body = try await request.body.prepare()
         defer { body.discard() }
-        var urlRequest = try Self.makeURLRequest(request, contentType: body.contentType)
+        var current = request
         for _ in 0..<Self.maximumReplays {
             let call = Call(
-                request: urlRequest, body: body, download: request.download, progress: request.progress,
+                request: try Self.makeURLRequest(current, contentType: body.contentType), body: body,
+                download: request.download, progress: request.progress,
                 timeout: ContinuousClock.now.duration(to: deadline),
                 timedOut: NetworkError(.timedOut, "No complete answer within \(request.timeout)."))
             let response = try await perform(call)
+            // URLSession follows other redirects itself; a 307/308 with a body it would send
+            // without the body, so the delegate stops it and it is replayed here.
             guard response.status == 307 || response.status == 308, call.hasBody,
-                let next = RedirectPolicy.replay(urlRequest, location: response.headers["Location"])
+                let next = RedirectPolicy.next(after: response, for: current, hasBody: true)
             else { return response }
-            urlRequest = next
+            current = next
         }
         throw NetworkError(.transport, "Too many redirects.")
     }
