@@ -42,25 +42,15 @@ extension Scenarios {
         defer { try? FileManager.default.removeItem(at: source) }
         let url = peer.baseURL.appendingPathComponent("files/big.bin")
         let destination = directory.appendingPathComponent("big.bin")
-        var runs: [[Run]] = [[], [], []]
-        for _ in 0..<(quick ? 2 : 3) {
-            for (index, variant) in [Variant.defaultTransport, .urlSession].enumerated() {
-                let client = transferClient(variant)
-                runs[index].append(
-                    try await Self.measured {
-                        _ = try await client.download(
-                            .download(url.absoluteString), to: destination, overwrite: .replace
-                        ).value
-                    })
-                try FileManager.default.removeItem(at: destination)
-            }
-            runs[2].append(
-                try await Self.measured {
-                    let temporary = try await self.rawDownload(url)
-                    try FileManager.default.moveItem(at: temporary, to: destination)
-                })
-            try FileManager.default.removeItem(at: destination)
-        }
+        let runs = try await measureVariants(
+            courier: { client in
+                _ = try await client.download(.download(url.absoluteString), to: destination, overwrite: .replace).value
+            },
+            raw: {
+                let temporary = try await self.rawDownload(url)
+                try FileManager.default.moveItem(at: temporary, to: destination)
+            },
+            after: { try FileManager.default.removeItem(at: destination) })
         return transferMeasurements("S7", "download to file", runs)
     }
 
@@ -73,23 +63,35 @@ extension Scenarios {
         let source = directory.appendingPathComponent("video.mp4")
         try Self.makeFile(at: source, size: transferSize)
         let url = peer.baseURL.appendingPathComponent("api/upload")
+        let runs = try await measureVariants(
+            courier: { client in
+                var form = MultipartForm(fields: ["title": "benchmark"])
+                form.append(name: "video", fileAt: source)
+                form.temporaryDirectory = directory
+                _ = try await client.upload(Endpoint<EmptyResponse>.post(url.absoluteString, body: .multipart(form)))
+                    .value
+            },
+            raw: { try await self.rawMultipartUpload(source, to: url, in: directory) },
+            after: {})
+        return transferMeasurements("S8", "multipart upload from file", runs)
+    }
+
+    /// Time and peak memory of `courier` on the default transport, on URLSessionTransport, and
+    /// of `raw`, in that order, over 2 (quick) or 3 rounds; `after` cleans up after each run.
+    private func measureVariants(
+        courier: (NetworkClient) async throws -> Void, raw: () async throws -> Void, after: () throws -> Void
+    ) async throws -> [[Run]] {
         var runs: [[Run]] = [[], [], []]
         for _ in 0..<(quick ? 2 : 3) {
             for (index, variant) in [Variant.defaultTransport, .urlSession].enumerated() {
                 let client = transferClient(variant)
-                runs[index].append(
-                    try await Self.measured {
-                        var form = MultipartForm(fields: ["title": "benchmark"])
-                        form.append(name: "video", fileAt: source)
-                        form.temporaryDirectory = directory
-                        let endpoint = Endpoint<EmptyResponse>.post(url.absoluteString, body: .multipart(form))
-                        _ = try await client.upload(endpoint).value
-                    })
+                runs[index].append(try await Self.measured { try await courier(client) })
+                try after()
             }
-            runs[2].append(
-                try await Self.measured { try await self.rawMultipartUpload(source, to: url, in: directory) })
+            runs[2].append(try await Self.measured(raw))
+            try after()
         }
-        return transferMeasurements("S8", "multipart upload from file", runs)
+        return runs
     }
 
     /// Rows for the default transport and URLSessionTransport against raw: throughput, and

@@ -145,18 +145,22 @@
 
         private func installCallbacks() {
             let me = Unmanaged.passUnretained(self).toOpaque()
-            _ = courier_curl_setopt_function(
-                easy, Int32(COURIER_CURLOPT_HEADERFUNCTION), unsafeBitCast(curlHeaderCallback, to: CFunction.self))
-            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_HEADERDATA), me)
-            _ = courier_curl_setopt_function(
-                easy, Int32(COURIER_CURLOPT_WRITEFUNCTION), unsafeBitCast(curlWriteCallback, to: CFunction.self))
-            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_WRITEDATA), me)
-            _ = courier_curl_setopt_function(
-                easy, Int32(COURIER_CURLOPT_READFUNCTION), unsafeBitCast(curlReadCallback, to: CFunction.self))
-            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_READDATA), me)
-            _ = courier_curl_setopt_function(
-                easy, Int32(COURIER_CURLOPT_XFERINFOFUNCTION), unsafeBitCast(curlProgressCallback, to: CFunction.self))
-            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_XFERINFODATA), me)
+            func install(_ callback: CFunction, _ function: Int32, data: Int32) {
+                _ = courier_curl_setopt_function(easy, function, callback)
+                _ = courier_curl_setopt_pointer(easy, data, me)
+            }
+            install(
+                unsafeBitCast(curlHeaderCallback, to: CFunction.self), Int32(COURIER_CURLOPT_HEADERFUNCTION),
+                data: Int32(COURIER_CURLOPT_HEADERDATA))
+            install(
+                unsafeBitCast(curlWriteCallback, to: CFunction.self), Int32(COURIER_CURLOPT_WRITEFUNCTION),
+                data: Int32(COURIER_CURLOPT_WRITEDATA))
+            install(
+                unsafeBitCast(curlReadCallback, to: CFunction.self), Int32(COURIER_CURLOPT_READFUNCTION),
+                data: Int32(COURIER_CURLOPT_READDATA))
+            install(
+                unsafeBitCast(curlProgressCallback, to: CFunction.self), Int32(COURIER_CURLOPT_XFERINFOFUNCTION),
+                data: Int32(COURIER_CURLOPT_XFERINFODATA))
             set(Int32(COURIER_CURLOPT_NOPROGRESS), 0)
         }
 
