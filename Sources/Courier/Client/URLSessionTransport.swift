@@ -20,6 +20,10 @@ import Foundation
 /// - a download's memory stays flat when the disk is slower than the network (see
 ///   `DelegateQueue`);
 /// - no URL cache and no credential storage.
+///
+/// What it cannot mend on Linux fails clearly instead: an IPv6 literal host
+/// (`http://[::1]/`) and TLS options are refused with a ``NetworkError`` naming
+/// `CurlTransport`, which handles both.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
@@ -74,6 +78,11 @@ public final class URLSessionTransport: Transport {
             if tls != TLSOptions(), request.url.scheme?.lowercased() == "https" {
                 throw NetworkError(
                     .tls, "URLSession cannot check certificate authorities or pins on Linux; use CurlTransport.")
+            }
+            // FoundationNetworking refuses every IPv6 literal host (URLError -1000).
+            if request.url.host?.contains(":") == true {
+                throw NetworkError(
+                    .invalidRequest, "URLSession cannot reach an IPv6 literal host on Linux; use CurlTransport.")
             }
         #endif
         let deadline = ContinuousClock.now + request.timeout
