@@ -1,10 +1,12 @@
-// See include/CCurl.h. Each function forwards to the libcurl symbol loaded by courier_curl_load.
+// See include/CCurl.h. Each function forwards to the libcurl symbol loaded by courier_curl_load;
+// the cookie jar at the end adds the locking that libcurl's share interface asks for.
 #ifdef __linux__
 #include "CCurl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef struct {
     int msg;
@@ -34,6 +36,9 @@ static struct {
     int (*multi_poll)(courier_curl_multi *, void *, unsigned int, int, int *);
     int (*multi_wakeup)(courier_curl_multi *);
     courier_curl_message *(*multi_info_read)(courier_curl_multi *, int *);
+    courier_curl_share *(*share_init)(void);
+    int (*share_setopt)(courier_curl_share *, int, ...);
+    int (*share_cleanup)(courier_curl_share *);
 } curl;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -73,6 +78,9 @@ static void load(void) {
     LOAD(multi_poll, "curl_multi_poll");
     LOAD(multi_wakeup, "curl_multi_wakeup");
     LOAD(multi_info_read, "curl_multi_info_read");
+    LOAD(share_init, "curl_share_init");
+    LOAD(share_setopt, "curl_share_setopt");
+    LOAD(share_cleanup, "curl_share_cleanup");
     // CURL_GLOBAL_ALL (SSL | WIN32).
     if (curl.global_init(3) != 0) {
         snprintf(load_error, sizeof load_error, "curl_global_init failed");
@@ -145,6 +153,64 @@ int courier_curl_multi_next_done(courier_curl_multi *multi, courier_curl_easy **
             return 1;
         }
     }
+    return 0;
+}
+
+// A cookie jar is a share handle holding libcurl's cookie store. Easy handles using it may be
+// set up on one thread while the loop thread runs others, so libcurl locks it through these
+// callbacks; one recursive mutex covers every kind of shared data.
+typedef struct {
+    pthread_mutex_t mutex;
+    courier_curl_share *share;
+} cookie_jar;
+
+// CURLSHOPT_* and curl_lock_data numbers (curl.h).
+enum { share_share = 1, share_lock = 3, share_unlock = 4, share_user_data = 5, lock_data_cookie = 2 };
+
+static void jar_lock(courier_curl_easy *easy, int data, int access, void *user) {
+    (void)easy;
+    (void)data;
+    (void)access;
+    pthread_mutex_lock(&((cookie_jar *)user)->mutex);
+}
+
+static void jar_unlock(courier_curl_easy *easy, int data, void *user) {
+    (void)easy;
+    (void)data;
+    pthread_mutex_unlock(&((cookie_jar *)user)->mutex);
+}
+
+courier_curl_cookie_jar *courier_curl_cookie_jar_create(void) {
+    cookie_jar *jar = calloc(1, sizeof *jar);
+    if (jar == NULL) return NULL;
+    jar->share = curl.share_init();
+    if (jar->share == NULL) {
+        free(jar);
+        return NULL;
+    }
+    pthread_mutexattr_t attributes;
+    pthread_mutexattr_init(&attributes);
+    pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&jar->mutex, &attributes);
+    pthread_mutexattr_destroy(&attributes);
+    curl.share_setopt(jar->share, share_user_data, (void *)jar);
+    curl.share_setopt(jar->share, share_lock, jar_lock);
+    curl.share_setopt(jar->share, share_unlock, jar_unlock);
+    curl.share_setopt(jar->share, share_share, lock_data_cookie);
+    return (courier_curl_cookie_jar *)jar;
+}
+
+int courier_curl_cookie_jar_use(courier_curl_easy *easy, courier_curl_cookie_jar *jar) {
+    int result = curl.easy_setopt(easy, COURIER_CURLOPT_SHARE, ((cookie_jar *)jar)->share);
+    // An empty file name starts the cookie engine without reading any file.
+    return result != 0 ? result : curl.easy_setopt(easy, COURIER_CURLOPT_COOKIEFILE, "");
+}
+
+int courier_curl_cookie_jar_destroy(courier_curl_cookie_jar *jar) {
+    cookie_jar *inner = (cookie_jar *)jar;
+    if (curl.share_cleanup(inner->share) != 0) return -1;  // CURLSHE_IN_USE
+    pthread_mutex_destroy(&inner->mutex);
+    free(inner);
     return 0;
 }
 #endif

@@ -13,6 +13,8 @@
 typedef struct courier_curl_easy courier_curl_easy;
 typedef struct courier_curl_multi courier_curl_multi;
 typedef struct courier_curl_slist courier_curl_slist;
+typedef struct courier_curl_share courier_curl_share;
+typedef struct courier_curl_cookie_jar courier_curl_cookie_jar;
 
 /// Loads libcurl.so.4 and initialises it once. Returns 0, or -1 when it cannot be loaded
 /// (then `courier_curl_load_error` says why).
@@ -37,6 +39,14 @@ const char *courier_curl_easy_strerror(int code);
 courier_curl_slist *courier_curl_slist_append(courier_curl_slist *list, const char *line);
 void courier_curl_slist_free_all(courier_curl_slist *list);
 
+// Cookie jars: libcurl's cookie store in a share handle, safe to use from several threads.
+/// Makes an empty jar, or NULL.
+courier_curl_cookie_jar *courier_curl_cookie_jar_create(void);
+/// Makes `easy` read and store cookies in `jar`. Returns 0 or a libcurl error code.
+int courier_curl_cookie_jar_use(courier_curl_easy *easy, courier_curl_cookie_jar *jar);
+/// Frees a jar. Returns 0, or -1 (and frees nothing) while an easy handle still uses it.
+int courier_curl_cookie_jar_destroy(courier_curl_cookie_jar *jar);
+
 // Multi handles.
 courier_curl_multi *courier_curl_multi_init(void);
 int courier_curl_multi_cleanup(courier_curl_multi *multi);
@@ -59,6 +69,7 @@ enum {
     COURIER_CURLOPT_READFUNCTION = 20012,
     COURIER_CURLOPT_POSTFIELDS = 10015,
     COURIER_CURLOPT_HTTPHEADER = 10023,
+    COURIER_CURLOPT_COOKIEFILE = 10031,
     COURIER_CURLOPT_HEADERDATA = 10029,
     COURIER_CURLOPT_CUSTOMREQUEST = 10036,
     COURIER_CURLOPT_NOPROGRESS = 43,
@@ -75,6 +86,7 @@ enum {
     COURIER_CURLOPT_SSL_VERIFYHOST = 81,
     COURIER_CURLOPT_HTTP_VERSION = 84,
     COURIER_CURLOPT_NOSIGNAL = 99,
+    COURIER_CURLOPT_SHARE = 10100,
     COURIER_CURLOPT_PRIVATE = 10103,
     COURIER_CURLOPT_INFILESIZE_LARGE = 30115,
     COURIER_CURLOPT_POSTFIELDSIZE_LARGE = 30120,

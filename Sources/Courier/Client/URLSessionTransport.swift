@@ -23,7 +23,10 @@ import Foundation
 ///
 /// What it cannot mend on Linux fails clearly instead: an IPv6 literal host
 /// (`http://[::1]/`) and TLS options are refused with a ``NetworkError`` naming
-/// `CurlTransport`, which handles both.
+/// `CurlTransport`, which handles both. One it can neither mend nor detect: when the session
+/// has stored cookies for a URL, FoundationNetworking replaces a request's own `Cookie`
+/// header with them; send your own cookies through a session with `httpShouldSetCookies`
+/// off, or through `CurlTransport`.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate

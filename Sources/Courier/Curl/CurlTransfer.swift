@@ -40,11 +40,13 @@
         ///   - timeout: The time left until the overall deadline.
         ///   - deadline: The whole deadline, for the error message.
         ///   - tls: Certificate authorities and pins.
+        ///   - cookieJar: Where cookies are kept, or `nil` to send and keep none.
         /// - Throws: ``NetworkError/Code/invalidRequest`` for a URL libcurl cannot take,
         ///   ``NetworkError/Code/transport`` when no handle can be made.
-        init(request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration, tls: TLSOptions)
-            throws(NetworkError)
-        {
+        init(
+            request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration, tls: TLSOptions,
+            cookieJar: OpaquePointer?
+        ) throws(NetworkError) {
             guard let easy = courier_curl_easy_init() else {
                 throw NetworkError(.transport, "libcurl could not make a handle.")
             }
@@ -55,6 +57,10 @@
             self.deadline = deadline
             errorBuffer.initialize(repeating: 0, count: 256)
             try configure(request, body: body, timeout: timeout, tls: tls)
+            // libcurl would add the jar's cookies as a second `Cookie` header next to the caller's.
+            if let cookieJar, request.headers["Cookie"] == nil {
+                _ = courier_curl_cookie_jar_use(easy, cookieJar)
+            }
         }
 
         deinit {

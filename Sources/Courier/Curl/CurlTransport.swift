@@ -18,6 +18,9 @@
     /// - Errors are precise: DNS, refused, lost, ``NetworkError/Code/timedOut``,
     ///   ``NetworkError/Code/tls`` for an untrusted certificate or a pin mismatch.
     /// - Certificate validation cannot be switched off.
+    /// - Cookies that servers set are kept in memory for the transport's life and sent back by
+    ///   the usual domain and path rules, as `URLSession`'s ephemeral configuration does (see
+    ///   ``Options-swift.struct/keepsCookies``).
     public final class CurlTransport: Transport {
         /// Settings of a transport.
         public struct Options: Sendable, Hashable {
@@ -25,20 +28,30 @@
             public var tls: TLSOptions
             /// How many connections to one host at most (more requests wait for one).
             public var maximumConnectionsPerHost: Int
+            /// Whether cookies set by servers are kept (in memory, for this transport only) and
+            /// sent back. A request that carries its own `Cookie` header is sent with exactly
+            /// that header, and what its answer sets is not kept.
+            public var keepsCookies: Bool
 
             /// Creates options.
             /// - Parameters:
             ///   - tls: Certificate authorities and pins; the system's authorities by default.
             ///   - maximumConnectionsPerHost: The per-host connection limit, 16 by default.
-            public init(tls: TLSOptions = TLSOptions(), maximumConnectionsPerHost: Int = 16) {
+            ///   - keepsCookies: Whether to keep and send back cookies; `true` by default, as
+            ///     `URLSessionTransport` does.
+            public init(tls: TLSOptions = TLSOptions(), maximumConnectionsPerHost: Int = 16, keepsCookies: Bool = true)
+            {
                 self.tls = tls
                 self.maximumConnectionsPerHost = maximumConnectionsPerHost
+                self.keepsCookies = keepsCookies
             }
         }
 
         /// The settings the transport was made with.
         public let options: Options
         private let loop: CurlEventLoop
+        /// libcurl's cookie store; safe to share between threads (it locks itself).
+        private nonisolated(unsafe) let cookieJar: OpaquePointer?
 
         /// Whether libcurl could be loaded on this machine.
         public static var isAvailable: Bool { courier_curl_load() == 0 }
@@ -56,12 +69,22 @@
                 let reason = courier_curl_load_error().map { String(cString: $0) } ?? "unknown"
                 throw NetworkError(.transport, "libcurl.so.4 could not be loaded: \(reason).")
             }
+            var cookieJar: OpaquePointer?
+            if options.keepsCookies {
+                guard let jar = courier_curl_cookie_jar_create() else {
+                    throw NetworkError(.transport, "libcurl could not make a cookie jar.")
+                }
+                cookieJar = jar
+            }
             self.options = options
+            self.cookieJar = cookieJar
             loop = try CurlEventLoop(maximumConnectionsPerHost: options.maximumConnectionsPerHost)
         }
 
         deinit {
             loop.shutDown()
+            // Every handle is gone with the loop; were one left, libcurl refuses and the jar stays.
+            if let cookieJar { _ = courier_curl_cookie_jar_destroy(cookieJar) }
         }
 
         /// How many transfers libcurl holds now; 0 once every request has ended.
@@ -87,7 +110,7 @@
                 let sendsBody = current.body != .none
                 let transfer = try CurlTransfer(
                     request: current, body: sendsBody ? body : PreparedBody(.none, contentType: nil),
-                    timeout: remaining, deadline: request.timeout, tls: options.tls)
+                    timeout: remaining, deadline: request.timeout, tls: options.tls, cookieJar: cookieJar)
                 let response = try await perform(transfer)
                 guard let next = RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
                     return response
