@@ -30,6 +30,8 @@ final class Scenarios: Sendable {
     let sessionClient: NetworkClient
     /// The default transport's name.
     let transportName: String
+    /// The default transport, for the floor rows (the transport with JSONDecoder, no client).
+    let transport: any Transport
     let raw: URLSession
     let ordersURL: URL
 
@@ -41,7 +43,7 @@ final class Scenarios: Sendable {
         peer = try Peer.start(ordersBody: try JSONEncoder().encode(RawEnvelope(code: 0, msg: "ok", data: orders)))
         ordersURL = peer.baseURL.appendingPathComponent("api/orders")
         let base = peer.baseURL.appendingPathComponent("api/")
-        let transport = NetworkClient.Configuration.defaultTransport()
+        transport = NetworkClient.Configuration.defaultTransport()
         transportName = String(describing: type(of: transport))
         client = NetworkClient(configuration: .init(baseURL: base, transport: transport))
         sessionClient = NetworkClient(configuration: .init(baseURL: base, transport: URLSessionTransport()))
@@ -62,6 +64,13 @@ final class Scenarios: Sendable {
 
     func courierOrders(_ client: NetworkClient) async throws -> [Order] {
         try await client.send(Endpoint<[Order]>.get("orders"))
+    }
+
+    /// What any client on Courier's default transport pays: the transport and JSONDecoder,
+    /// without NetworkClient's pipeline.
+    func transportOrders() async throws -> [Order] {
+        let response = try await transport.send(HTTPRequest(method: .get, url: ordersURL))
+        return try JSONDecoder().decode(RawEnvelope<[Order]>.self, from: response.body).data
     }
 
     func rawOrders() async throws -> [Order] {
@@ -89,15 +98,21 @@ final class Scenarios: Sendable {
     }
 
     /// Courier on its default transport and on URLSessionTransport, each against raw
-    /// URLSession, interleaved in one run: a row for each.
+    /// URLSession, interleaved in one run: a row for each, and one for `floor` when given.
     func compare(
         _ scenario: String, _ detail: String, unit: String = "req/s", target: Double?,
         warmUp: () async throws -> Void, courier: @escaping (Variant) async throws -> Double,
-        raw: @escaping () async throws -> Double
+        raw: @escaping () async throws -> Double, floor: (() async throws -> Double)? = nil
     ) async throws -> [Measurement] {
         let medians = try await Harness.interleaved(
             repetitions: repetitions, warmUp: warmUp,
-            runs: [{ try await courier(.defaultTransport) }, { try await courier(.urlSession) }, raw])
+            runs: [{ try await courier(.defaultTransport) }, { try await courier(.urlSession) }, raw]
+                + (floor.map { [$0] } ?? []))
+        let floorRow = floor.map { _ in
+            Measurement.ratio(
+                scenario + "-floor", "\(detail) — \(transportName) + JSONDecoder alone, no client", unit: unit,
+                courier: medians[3], baseline: medians[2], higherIsBetter: true, minimum: nil)
+        }
         return [
             .ratio(
                 scenario, "\(detail) — \(transportName)", unit: unit, courier: medians[0], baseline: medians[2],
@@ -105,7 +120,7 @@ final class Scenarios: Sendable {
             .ratio(
                 scenario + "-urlsession", "\(detail) — URLSessionTransport", unit: unit, courier: medians[1],
                 baseline: medians[2], higherIsBetter: true, minimum: nil),
-        ]
+        ] + (floorRow.map { [$0] } ?? [])
     }
 
     /// S1: sequential requests.
@@ -118,6 +133,7 @@ final class Scenarios: Sendable {
                     _ = try await courierOrders(client)
                     _ = try await courierOrders(sessionClient)
                     _ = try await rawOrders()
+                    _ = try await transportOrders()
                 }
             },
             courier: { variant in
@@ -125,7 +141,8 @@ final class Scenarios: Sendable {
                     _ = try await self.courierOrders(self.client(variant))
                 }
             },
-            raw: { try await Harness.rate(count: count, concurrency: 1) { _ = try await self.rawOrders() } })
+            raw: { try await Harness.rate(count: count, concurrency: 1) { _ = try await self.rawOrders() } },
+            floor: { try await Harness.rate(count: count, concurrency: 1) { _ = try await self.transportOrders() } })
     }
 
     /// S2: the same with 64 concurrent tasks.
