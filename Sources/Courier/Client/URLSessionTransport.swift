@@ -137,6 +137,11 @@ public final class URLSessionTransport: Transport {
         for field in request.wireHeaders(contentType: contentType) {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }
+        // A download is written byte for byte and resumed by byte offsets: ask for it as it is
+        // (URLSession would ask for gzip and decode it).
+        if request.download != nil, request.headers["Accept-Encoding"] == nil {
+            urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
         return urlRequest
     }
 }

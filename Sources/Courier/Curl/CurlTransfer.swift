@@ -103,6 +103,9 @@
             // answer; the server may have acted on it. A request that must not go twice gets a
             // connection of its own, which libcurl never retries.
             if !request.isIdempotent { set(Int32(COURIER_CURLOPT_FRESH_CONNECT), 1) }
+            // Answers in memory may come compressed (every encoding libcurl decodes, as URLSession
+            // asks); a download is written byte for byte and resumed by byte offsets, so it is not.
+            if request.download == nil { set(Int32(COURIER_CURLOPT_ACCEPT_ENCODING), "") }
             try configureMethodAndBody(request.method, body)
             configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
             installCallbacks()
