@@ -145,12 +145,27 @@
             for field in fields {
                 list = courier_curl_slist_append(list, "\(field.name): \(field.value)")
             }
+            // What URLSession adds unless the request says otherwise.
+            for (name, value) in Self.defaultFields where fields[name] == nil {
+                list = courier_curl_slist_append(list, "\(name): \(value)")
+            }
             // No `Expect: 100-continue` round trip, and no form type libcurl would add to a POST.
             list = courier_curl_slist_append(list, "Expect:")
             if fields["Content-Type"] == nil { list = courier_curl_slist_append(list, "Content-Type:") }
             headerList = list
             _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_HTTPHEADER), UnsafeRawPointer(list))
         }
+
+        /// `User-Agent` (`process Courier libcurl/7.88.1`) and `Accept-Language` (the
+        /// locale's language), as URLSession sends them.
+        private static let defaultFields: [(String, String)] = {
+            let library = String(cString: courier_curl_version()).split(separator: " ").first.map(String.init)
+            var fields = [("User-Agent", "\(ProcessInfo.processInfo.processName) Courier \(library ?? "libcurl")")]
+            if let language = Locale.current.language.languageCode?.identifier {
+                fields.append(("Accept-Language", language))
+            }
+            return fields
+        }()
 
         private func installCallbacks() {
             let me = Unmanaged.passUnretained(self).toOpaque()
