@@ -76,9 +76,14 @@
                 }
                 cookieJar = jar
             }
+            do {
+                loop = try CurlEventLoop(maximumConnectionsPerHost: options.maximumConnectionsPerHost)
+            } catch {
+                if let cookieJar { _ = courier_curl_cookie_jar_destroy(cookieJar) }
+                throw error
+            }
             self.options = options
             self.cookieJar = cookieJar
-            loop = try CurlEventLoop(maximumConnectionsPerHost: options.maximumConnectionsPerHost)
         }
 
         deinit {
