@@ -56,11 +56,7 @@
             self.uploadLength = body.length
             self.deadline = deadline
             errorBuffer.initialize(repeating: 0, count: 256)
-            try configure(request, body: body, timeout: timeout, tls: tls)
-            // libcurl would add the jar's cookies as a second `Cookie` header next to the caller's.
-            if let cookieJar, request.headers["Cookie"] == nil {
-                _ = courier_curl_cookie_jar_use(easy, cookieJar)
-            }
+            try configure(request, body: body, timeout: timeout, tls: tls, cookieJar: cookieJar)
         }
 
         deinit {
@@ -79,9 +75,9 @@
             _ = text.withCString { courier_curl_setopt_pointer(easy, option, $0) }
         }
 
-        private func configure(_ request: HTTPRequest, body: PreparedBody, timeout: Duration, tls: TLSOptions)
-            throws(NetworkError)
-        {
+        private func configure(
+            _ request: HTTPRequest, body: PreparedBody, timeout: Duration, tls: TLSOptions, cookieJar: OpaquePointer?
+        ) throws(NetworkError) {
             let url = try request.wireURL()
             set(Int32(COURIER_CURLOPT_URL), url.absoluteString)
             set(Int32(COURIER_CURLOPT_PROTOCOLS_STR), "http,https")
@@ -106,6 +102,8 @@
             // Answers in memory may come compressed (every encoding libcurl decodes, as URLSession
             // asks); a download is written byte for byte and resumed by byte offsets, so it is not.
             if request.download == nil { set(Int32(COURIER_CURLOPT_ACCEPT_ENCODING), "") }
+            // libcurl would add the jar's cookies as a second `Cookie` header next to the caller's.
+            if let cookieJar, request.headers["Cookie"] == nil { _ = courier_curl_cookie_jar_use(easy, cookieJar) }
             try configureMethodAndBody(request.method, body)
             configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
             installCallbacks()
