@@ -12,17 +12,18 @@ extension LoopbackServer {
     /// while the connection is kept alive.
     struct Connection {
         let socket: Int32
-        let server: LoopbackServer
-        private var buffer: [UInt8] = []
+        let core: Core
+        private var parser = RequestParser(maximumHeadSize: 64 * 1024, maximumBodySize: 1 << 30)
+        private var chunk = [UInt8](repeating: 0, count: 65_536)
 
-        init(socket: Int32, server: LoopbackServer) {
+        init(socket: Int32, core: Core) {
             self.socket = socket
-            self.server = server
+            self.core = core
         }
 
         mutating func run() {
             while let request = readRequest() {
-                server.record(.received(method: request.method, target: request.target), request: request)
+                core.record(.received(method: request.method, target: request.target), request: request)
                 let response = respond(to: request)
                 guard serve(response, to: request) else { return }
                 let connection = request.headers["Connection"]?.lowercased()
@@ -32,87 +33,44 @@ extension LoopbackServer {
 
         // MARK: Reading
 
-        /// Reads one whole request, or `nil` when the client hung up or sent garbage.
+        /// Reads one whole request, or `nil` when the client hung up; a malformed request is
+        /// answered with its error status, and then the connection ends too.
         private mutating func readRequest() -> Request? {
-            guard let headerEnd = fill(until: { $0.firstRange(of: Self.headerTerminator)?.upperBound }) else {
-                return nil
-            }
-            let head = String(decoding: buffer[..<(headerEnd - 4)], as: UTF8.self)
-            buffer.removeFirst(headerEnd)
-            var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
-            let requestLine = lines.removeFirst().split(separator: " ")
-            guard requestLine.count == 3 else { return nil }
-            var headers = HTTPHeaders()
-            for line in lines {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                headers.add(
-                    name: String(line[..<colon]),
-                    value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-            }
-            if headers["Expect"]?.lowercased() == "100-continue" {
-                guard write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
-            }
-            let chunked = headers["Transfer-Encoding"]?.lowercased().contains("chunked") == true
-            let body: [UInt8]
-            if chunked {
-                guard let decoded = readChunkedBody() else { return nil }
-                body = decoded
-            } else {
-                let length = Int(headers["Content-Length"] ?? "0") ?? 0
-                guard fill(until: { $0.count >= length ? length : nil }) != nil else { return nil }
-                body = Array(buffer[..<length])
-                buffer.removeFirst(length)
-            }
-            return Request(
-                method: String(requestLine[0]), target: String(requestLine[1]), headers: headers, body: Data(body),
-                wasChunked: chunked)
-        }
-
-        private mutating func readChunkedBody() -> [UInt8]? {
-            var body: [UInt8] = []
+            var head: RequestParser.Head?
             while true {
-                guard let lineEnd = fill(until: { $0.firstRange(of: Self.lineTerminator)?.upperBound }) else {
-                    return nil
-                }
-                let sizeText = String(decoding: buffer[..<(lineEnd - 2)], as: UTF8.self)
-                buffer.removeFirst(lineEnd)
-                guard let size = Int(sizeText.split(separator: ";").first ?? "", radix: 16) else { return nil }
-                if size == 0 {
-                    // Trailers (ignored) end with an empty line.
-                    while true {
-                        guard let end = fill(until: { $0.firstRange(of: Self.lineTerminator)?.upperBound }) else {
-                            return nil
+                while let event = parser.next() {
+                    switch event {
+                    case .head(let parsed):
+                        head = parsed
+                        if parsed.headers["Expect"]?.lowercased() == "100-continue" {
+                            guard Sockets.write(socket, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return nil }
                         }
-                        buffer.removeFirst(end)
-                        if end == 2 { return body }
+                    case .body(let body, let wasChunked):
+                        guard let head else { return nil }
+                        return Request(
+                            method: head.method, target: head.target, headers: head.headers, body: body,
+                            wasChunked: wasChunked)
+                    case .malformed(let status, let reason):
+                        core.record(.rejected(status: status))
+                        let answer =
+                            "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Type: text/plain\r\n"
+                            + "Content-Length: \(reason.utf8.count)\r\nConnection: close\r\n\r\n\(reason)"
+                        _ = Sockets.write(socket, Array(answer.utf8))
+                        return nil
                     }
                 }
-                guard fill(until: { $0.count >= size + 2 ? size + 2 : nil }) != nil else { return nil }
-                body.append(contentsOf: buffer[..<size])
-                buffer.removeFirst(size + 2)
-            }
-        }
-
-        /// Reads until `complete` finds what it needs in the buffer; `nil` on hang-up or error.
-        private mutating func fill(until complete: ([UInt8]) -> Int?) -> Int? {
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                if let found = complete(buffer) { return found }
                 let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { return nil }
-                buffer.append(contentsOf: chunk[..<count])
+                parser.feed(chunk[..<count])
             }
         }
-
-        private static let headerTerminator = Array("\r\n\r\n".utf8)
-        private static let lineTerminator = Array("\r\n".utf8)
 
         // MARK: Answering
 
         /// Runs the route on this connection's thread (see ``ConnectionExecutor``) and returns its answer.
         private func respond(to request: Request) -> Response {
-            guard let handler = server.handler(for: request) else {
+            guard let handler = core.handler(for: request) else {
                 return .text("No route for \(request.method) \(request.path)", status: 404)
             }
             let result = ResultBox()
@@ -133,7 +91,7 @@ extension LoopbackServer {
         /// carry another request.
         private func serve(_ response: Response, to request: Request) -> Bool {
             if response.delay > .zero, !waitWatchingForHangUp(response.delay) {
-                server.record(.clientClosedEarly(target: request.target))
+                core.record(.clientClosedEarly(target: request.target))
                 return false
             }
             if response.fault == .closeBeforeResponding { return false }
@@ -160,23 +118,12 @@ extension LoopbackServer {
             case .closeBeforeResponding, nil:
                 complete = write(Array(head.utf8) + body)
             }
-            server.record(complete ? .answered(target: request.target) : .clientClosedEarly(target: request.target))
+            core.record(complete ? .answered(target: request.target) : .clientClosedEarly(target: request.target))
             return complete && keepAlive
         }
 
         /// Writes all bytes; `false` when the client hung up.
-        private func write(_ bytes: [UInt8]) -> Bool {
-            var offset = 0
-            while offset < bytes.count {
-                let sent = bytes[offset...].withUnsafeBytes {
-                    send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-                }
-                if sent < 0 && errno == EINTR { continue }
-                guard sent > 0 else { return false }
-                offset += sent
-            }
-            return true
-        }
+        private func write(_ bytes: [UInt8]) -> Bool { Sockets.write(socket, bytes) }
 
         /// Waits for `duration`; returns `false` early when the client hangs up meanwhile.
         private func waitWatchingForHangUp(_ duration: Duration) -> Bool {
@@ -215,10 +162,13 @@ extension LoopbackServer {
             case 401: "Unauthorized"
             case 403: "Forbidden"
             case 404: "Not Found"
+            case 413: "Content Too Large"
+            case 431: "Request Header Fields Too Large"
             case 408: "Request Timeout"
             case 429: "Too Many Requests"
             case 500: "Internal Server Error"
             case 502: "Bad Gateway"
+            case 501: "Not Implemented"
             case 503: "Service Unavailable"
             default: "Status"
             }

@@ -147,5 +147,8 @@ extension LoopbackServer {
         case answered(target: String)
         /// The client hung up before the answer to a request was complete.
         case clientClosedEarly(target: String)
+        /// A request could not be read (malformed, too large, ambiguous framing): it was
+        /// answered with this status and the connection closed.
+        case rejected(status: Int)
     }
 }

@@ -31,6 +31,17 @@ final class RawSocket {
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// Reads until the connection ends and returns the error that ended it (0 for an orderly
+    /// close).
+    func readError() -> Int32 {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 { continue }
+            return count == 0 ? 0 : errno
+        }
+    }
+
     /// Reads until `text` has arrived (or the peer closes), and returns everything read.
     func read(until text: String) -> String {
         var received: [UInt8] = []

@@ -1,0 +1,103 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The socket calls the test servers share: a listener on 127.0.0.1 with a port the system
+/// picks, whole writes, and a wait for bytes that notices a hang-up.
+enum Sockets {
+    /// Opens a listening socket on 127.0.0.1 with a port the system picks.
+    /// - Returns: The descriptor and the port.
+    /// - Throws: `POSIXError` when the socket cannot be opened.
+    static func openListener() throws -> (descriptor: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(streamSocketType), 0)
+        guard fd >= 0 else { throw POSIXError.current() }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && listen(fd, 1024) == 0
+                    && getsockname(fd, generic, &length) == 0
+            }
+        }
+        guard bound else {
+            let error = POSIXError.current()
+            close(fd)
+            throw error
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// Turns off Nagle's algorithm, so small scripted writes leave at once.
+    static func setNoDelay(_ fd: Int32) {
+        var yes: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Writes all bytes; `false` when the peer hung up.
+    static func write(_ fd: Int32, _ bytes: some Collection<UInt8>) -> Bool {
+        let bytes = Array(bytes)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes {
+                send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            if sent < 0 && errno == EINTR { continue }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    /// What one wait for bytes found.
+    enum Received {
+        /// Bytes arrived.
+        case bytes(ArraySlice<UInt8>)
+        /// Nothing arrived within the wait.
+        case nothing
+        /// The peer hung up (or the socket was shut down).
+        case closed
+    }
+
+    /// Waits up to `milliseconds` (0: does not wait) for bytes, into `chunk`.
+    static func receive(_ fd: Int32, into chunk: inout [UInt8], waiting milliseconds: Int32) -> Received {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, milliseconds)
+        if ready < 0 { return errno == EINTR ? .nothing : .closed }
+        if ready == 0 { return .nothing }
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count > 0 { return .bytes(chunk[..<count]) }
+        if count < 0 && (errno == EAGAIN || errno == EINTR) { return .nothing }
+        return .closed
+    }
+
+    /// Milliseconds until `deadline`, at least 0 and at most `cap`.
+    static func milliseconds(until deadline: ContinuousClock.Instant, cap: Int32 = 50) -> Int32 {
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        guard remaining > .zero else { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let total = seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1
+        return Int32(clamping: min(total, Int64(cap)))
+    }
+}
+
+#if canImport(Glibc)
+    private let streamSocketType = SOCK_STREAM.rawValue
+#else
+    private let streamSocketType = SOCK_STREAM
+#endif
+
+extension POSIXError {
+    /// The error for the current `errno`.
+    static func current() -> POSIXError {
+        POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+}
