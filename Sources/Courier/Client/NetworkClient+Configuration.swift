@@ -36,6 +36,12 @@ extension NetworkClient {
         /// The interceptor layers, outermost first: each request passes through them in this order
         /// on its way to the transport, and its response in reverse order.
         public var interceptors: [any Interceptor]
+        /// The most bytes an answer's body kept in memory may have, counted after decoding, so
+        /// a server (or a compression bomb) cannot exhaust memory: a larger body fails with
+        /// ``NetworkError/Code/responseTooLarge``. Default 64 MiB; `nil` for no limit. An
+        /// endpoint may set its own (``Endpoint/maximumResponseBodySize``). Downloads to a file
+        /// are not limited unless their endpoint sets a limit.
+        public var maximumResponseBodySize: Int64?
 
         /// Creates a configuration.
         /// - Parameters:
@@ -61,6 +67,7 @@ extension NetworkClient {
             self.interceptors = interceptors
             self.reachability = nil
             self.reachabilityPolicy = .failFast
+            self.maximumResponseBodySize = 64 << 20
         }
 
         /// The transport a client uses when its configuration sets none: on Linux a

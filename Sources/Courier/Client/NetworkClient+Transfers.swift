@@ -99,7 +99,8 @@ extension NetworkClient {
             request.headers["Range"] = "bytes=\(offset)-"
             request.headers["If-Range"] = validator
         }
-        request.download = DownloadTarget(file: job.partialFile, offset: offset)
+        request.download = DownloadTarget(
+            file: job.partialFile, offset: offset, maximumSize: job.endpoint.maximumResponseBodySize)
         request.progress = reporter
         let method = request.method
         do {

@@ -95,7 +95,8 @@ public actor NetworkClient {
     /// Builds an endpoint's request against the base URL, refusing one whose task is already
     /// cancelled.
     nonisolated func makeRequest<Response>(_ endpoint: Endpoint<Response>) throws(NetworkError) -> HTTPRequest {
-        let request = try endpoint.makeRequest(base: base, encoder: encoder, defaultTimeout: configuration.timeout)
+        var request = try endpoint.makeRequest(base: base, encoder: encoder, defaultTimeout: configuration.timeout)
+        request.maximumResponseBodySize = endpoint.maximumResponseBodySize ?? configuration.maximumResponseBodySize
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
         }

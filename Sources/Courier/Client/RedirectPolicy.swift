@@ -53,10 +53,14 @@ enum RedirectPolicy {
             for field in request.headers where isCredential(field.name) { headers[field.name] = nil }
         }
         if !keepsBody { headers["Content-Type"] = nil }
-        var next = HTTPRequest(
-            method: method, url: to, headers: headers, body: keepsBody ? request.body : .none, timeout: request.timeout)
-        next.download = request.download
-        next.progress = request.progress
+        // Everything else (deadline, download target, limits, progress) carries over.
+        let target = HTTPRequest(method: method, url: to)
+        var next = request
+        next.method = method
+        next.url = target.url
+        next.query = target.query
+        next.headers = headers
+        next.body = keepsBody ? request.body : .none
         next.isIdempotent = method == request.method ? request.isIdempotent : method.isIdempotent
         return next
     }

@@ -32,18 +32,17 @@ extension URLSessionTransport {
         /// - Parameters:
         ///   - request: What to send, without its body.
         ///   - body: The body: bytes, or a file to stream.
-        ///   - download: Where a successful answer's body goes instead of memory.
-        ///   - progress: Where progress is reported.
+        ///   - original: The request it was made from: where the answer's body goes, its
+        ///     limits, where progress is reported.
         ///   - timeout: The time left until the deadline.
         ///   - timedOut: The error thrown when it passes.
         init(
-            request: URLRequest, body: PreparedBody, download: DownloadTarget?, progress: ProgressReporter?,
-            timeout: Duration, timedOut: NetworkError
+            request: URLRequest, body: PreparedBody, original: HTTPRequest, timeout: Duration, timedOut: NetworkError
         ) {
             self.request = request
             self.body = body
-            self.progress = progress
-            self.sink = ResponseBodySink(target: download, progress: progress)
+            self.progress = original.progress
+            self.sink = ResponseBodySink(for: original)
             self.timeout = timeout
             self.timedOut = timedOut
         }
@@ -51,7 +50,7 @@ extension URLSessionTransport {
         /// Whether the request has a body (which `URLSession` would drop on a redirect).
         var hasBody: Bool { body.length > 0 }
 
-        /// Creates, registers and resumes the task, unless the call was stopped already.
+        /// Makes, registers and resumes the task, unless the call was stopped already.
         func start(
             _ continuation: CheckedContinuation<HTTPResponse, any Error>, in session: URLSession,
             registry: SessionDelegate
@@ -63,15 +62,7 @@ extension URLSessionTransport {
                 continuation.resume(throwing: error)
                 return
             }
-            let task: URLSessionDataTask
-            switch body.content {
-            case .none: task = session.dataTask(with: request)
-            case .data(let data):
-                var withBody = request
-                withBody.httpBody = data
-                task = session.dataTask(with: withBody)
-            case .file(let url, _): task = session.uploadTask(with: request, fromFile: url)
-            }
+            let task = makeTask(in: session)
             self.registry = registry
             registry.register(self, for: task)
             // A timer source, cancelled on completion, holds nothing once the call is over.
@@ -79,13 +70,26 @@ extension URLSessionTransport {
             deadline.schedule(deadline: .now() + timeout.seconds)
             deadline.setEventHandler { [weak self, timedOut] in self?.stop(timedOut) }
             state = .running(continuation, task, deadline)
-            task.resume()
             lock.unlock()
             deadline.resume()
+            task.resume()
         }
 
-        /// Ends the call with an error (cancellation, deadline, a failed write) and stops the
-        /// transfer.
+        private func makeTask(in session: URLSession) -> URLSessionDataTask {
+            switch body.content {
+            case .none: return session.dataTask(with: request)
+            case .data(let data):
+                var withBody = request
+                withBody.httpBody = data
+                return session.dataTask(with: withBody)
+            case .file(let url, _): return session.uploadTask(with: request, fromFile: url)
+            }
+        }
+
+        /// Ends the call with an error (cancellation, deadline, a failed write, a body over its
+        /// limit) and stops the transfer. Safe on the delegate queue: the task is cancelled on
+        /// ``URLSessionTransport/blockingCalls``, since `cancel()` waits for FoundationNetworking's
+        /// work thread, which may itself be waiting for the delegate queue to drain.
         func stop(_ error: NetworkError) {
             lock.lock()
             switch state {
@@ -98,9 +102,11 @@ extension URLSessionTransport {
                 _ = try? sink.finish()
                 lock.unlock()
                 deadline.cancel()
-                registry?.forget(task)
-                task.cancel()
+                // The caller is answered first: `cancel()` waits for FoundationNetworking's
+                // process-wide work queue, which a flooding answer can keep busy for seconds.
                 continuation.resume(throwing: error)
+                registry?.forget(task)
+                URLSessionTransport.blockingCalls.async { task.cancel() }
             case .stoppedBeforeStart, .finished:
                 lock.unlock()
             }
@@ -111,15 +117,14 @@ extension URLSessionTransport {
             let failure: NetworkError? = lock.withLock {
                 guard case .running = state, let http = response as? HTTPURLResponse else { return nil }
                 head = http
-                let length = response.expectedContentLength >= 0 ? response.expectedContentLength : nil
                 do throws(NetworkError) {
-                    try sink.begin(status: http.statusCode, headers: Self.headers(of: http), length: length)
+                    try sink.begin(status: http.statusCode, headers: Self.headers(of: http))
                     return nil
                 } catch {
                     return error
                 }
             }
-            if let failure { stopOffDelegateQueue(failure) }
+            if let failure { stop(failure) }
         }
 
         /// Stores a piece of the body.
@@ -133,14 +138,7 @@ extension URLSessionTransport {
                     return error
                 }
             }
-            if let failure { stopOffDelegateQueue(failure) }
-        }
-
-        /// Stops the call from a delegate callback. Cancelling a `URLSession` task waits for
-        /// FoundationNetworking's work thread, which may itself be waiting for the delegate queue
-        /// to drain (``DelegateQueue``), so the stop runs elsewhere.
-        private func stopOffDelegateQueue(_ error: NetworkError) {
-            DispatchQueue.global().async { self.stop(error) }
+            if let failure { stop(failure) }
         }
 
         /// Reports request body bytes sent.
@@ -221,6 +219,11 @@ extension URLSessionTransport {
                 // ("transfer closed with 3000000 bytes remaining to read") are in the cause.
                 let cause = (urlError.userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription
                 let detail = cause.map { ": \($0)" } ?? ""
+                // libcurl's own cap on a header block (300 KB in Debian's and newer builds).
+                if cause?.hasPrefix("Too large response header") == true {
+                    return NetworkError(
+                        .responseTooLarge, "The answer's header is too large\(detail).", underlying: urlError)
+                }
                 return NetworkError(
                     .transport, "The transfer failed (URLError \(urlError.code.rawValue))\(detail).",
                     underlying: urlError)

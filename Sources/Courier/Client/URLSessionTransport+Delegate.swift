@@ -91,31 +91,50 @@ extension URLSessionTransport {
     }
 }
 
-extension URLSessionTransport {
-    /// The delegate queue, with backpressure.
-    ///
-    /// FoundationNetworking hands every 16 KB body piece to the delegate queue with
-    /// `addOperation` from its own work thread and never waits. When the delegate falls behind
-    /// (a download written to a disk that stalls on writeback), pieces pile up in memory: 1 GB
-    /// downloads were seen to grow the process by 230–340 MB. Here `addOperation` makes that
-    /// thread wait while more than ``limit`` operations are queued, so libcurl stops reading the
-    /// socket and TCP slows the server down instead. Each wait is bounded (``maximumWait``), so
-    /// a delegate operation that itself waits for the work thread (a cancel) can never deadlock.
-    ///
-    /// `@unchecked Sendable`: adds no state to `OperationQueue`, which is thread-safe.
-    final class DelegateQueue: OperationQueue, @unchecked Sendable {
-        /// Queued operations (about 1 MB of body pieces) above which the caller waits.
-        static let limit = 64
-        /// The longest one `addOperation` waits.
-        static let maximumWait = Duration.seconds(1)
+#if canImport(FoundationNetworking)
+    extension URLSessionTransport {
+        /// The delegate queue on Linux: serial, with backpressure.
+        ///
+        /// FoundationNetworking hands every 16 KB body piece to the delegate queue with
+        /// `addOperation` from its process-wide work thread and never waits. When the delegate
+        /// falls behind (a download written to a disk that stalls on writeback), pieces pile up
+        /// in memory: 1 GB downloads were seen to grow the process by 230–340 MB. Here
+        /// `addOperation` makes that thread wait while more than ``limit`` blocks are queued, so
+        /// libcurl stops reading the socket and TCP slows the server down instead. Each wait is
+        /// bounded (``maximumWait``), so a delegate block that itself waits for the work thread
+        /// (a cancel) can never deadlock.
+        ///
+        /// The blocks run on a serial Dispatch queue of its own rather than through
+        /// `OperationQueue`: FoundationNetworking only ever calls `addOperation(_:)` with a
+        /// block, and swift-corelibs-foundation's `OperationQueue` under a flood of them (an
+        /// answer that never ends) was seen to stall for tens of seconds on its own lock, with
+        /// every `URLSession` in the process waiting behind it.
+        ///
+        /// `@unchecked Sendable`: `pending` is guarded by `condition`.
+        final class DelegateQueue: OperationQueue, @unchecked Sendable {
+            /// Queued blocks (about 1 MB of body pieces) above which the caller waits.
+            static let limit = 64
+            /// The longest one `addOperation` waits.
+            static let maximumWait = Duration.seconds(1)
 
-        override func addOperation(_ block: @escaping @Sendable () -> Void) {
-            super.addOperation(block)
-            guard operationCount > Self.limit else { return }
-            let deadline = ContinuousClock.now + Self.maximumWait
-            while operationCount > Self.limit, ContinuousClock.now < deadline {
-                usleep(200)
+            private let serial = DispatchQueue(label: "Courier.URLSessionTransport.delegate")
+            private let condition = NSCondition()
+            private var pending = 0
+
+            override func addOperation(_ block: @escaping @Sendable () -> Void) {
+                condition.withLock { pending += 1 }
+                serial.async { [self] in
+                    block()
+                    condition.withLock {
+                        pending -= 1
+                        if pending <= Self.limit { condition.broadcast() }
+                    }
+                }
+                condition.lock()
+                defer { condition.unlock() }
+                let deadline = Date(timeIntervalSinceNow: Self.maximumWait.seconds)
+                while pending > Self.limit, condition.wait(until: deadline) {}
             }
         }
     }
-}
+#endif

@@ -17,6 +17,9 @@ import Foundation
 ///   headers) never go to another origin, and a 307/308 keeps method and body on the same
 ///   origin (replayed here, since `URLSession` drops the body) and is not followed elsewhere;
 /// - every request states its `Content-Type`, so a POST is never silently sent as a form;
+/// - a header with CR, LF or another control character fails with
+///   ``NetworkError/Code/invalidRequest`` (FoundationNetworking would drop it silently and send
+///   the request without it: an `Authorization` header, say);
 /// - a download's memory stays flat when the disk is slower than the network (see
 ///   `DelegateQueue`);
 /// - no URL cache and no credential storage.
@@ -47,15 +50,26 @@ public final class URLSessionTransport: Transport {
     ) {
         self.tls = tls
         delegate = SessionDelegate(tls: tls)
-        let queue = DelegateQueue()
+        #if canImport(FoundationNetworking)
+            let queue = DelegateQueue()
+        #else
+            let queue = OperationQueue()
+        #endif
         queue.maxConcurrentOperationCount = 1
         queue.name = "Courier.URLSessionTransport"
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
     deinit {
-        session.invalidateAndCancel()
+        let session = self.session
+        Self.blockingCalls.async { session.invalidateAndCancel() }
     }
+
+    /// Where calls into `URLSession` that wait for FoundationNetworking's process-wide work
+    /// queue run, one at a time: a task's `cancel()` and a session's `invalidateAndCancel()`.
+    /// While an answer floods that queue they can wait for seconds; here they hold neither the
+    /// caller (a Swift task, a deinit) nor Dispatch's shared threads, where deadline timers run.
+    static let blockingCalls = DispatchQueue(label: "Courier.URLSessionTransport.blockingCalls")
 
     /// An ephemeral configuration without URL cache or credential storage, ignoring local
     /// caches, with up to 16 connections per host.
@@ -77,6 +91,8 @@ public final class URLSessionTransport: Transport {
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
         }
+        // FoundationNetworking would drop a field with CR LF silently, and send a name as given.
+        try request.checkWireSafety()
         #if !canImport(Security)
             if tls != TLSOptions(), request.url.scheme?.lowercased() == "https" {
                 throw NetworkError(
@@ -94,8 +110,7 @@ public final class URLSessionTransport: Transport {
         var current = request
         for _ in 0..<Self.maximumReplays {
             let call = Call(
-                request: try Self.makeURLRequest(current, contentType: body.contentType), body: body,
-                download: request.download, progress: request.progress,
+                request: try Self.makeURLRequest(current, contentType: body.contentType), body: body, original: request,
                 timeout: ContinuousClock.now.duration(to: deadline),
                 timedOut: NetworkError(.timedOut, "No complete answer within \(request.timeout)."))
             let response = try await perform(call)

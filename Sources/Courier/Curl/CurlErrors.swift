@@ -24,17 +24,29 @@
             case Int(COURIER_CURLE_PARTIAL_FILE), Int(COURIER_CURLE_RECV_ERROR), Int(COURIER_CURLE_SEND_ERROR),
                 Int(COURIER_CURLE_GOT_NOTHING):
                 (.transport, "The connection was lost.")
-            case Int(COURIER_CURLE_WEIRD_SERVER_REPLY), Int(COURIER_CURLE_HTTP2), Int(COURIER_CURLE_HTTP2_STREAM):
+            // Courier hands libcurl only http and https URLs, so "unsupported protocol" is an
+            // answer libcurl cannot read (HTTP/0.9, a four-digit status, an unknown version).
+            case Int(COURIER_CURLE_WEIRD_SERVER_REPLY), Int(COURIER_CURLE_HTTP2), Int(COURIER_CURLE_HTTP2_STREAM),
+                Int(COURIER_CURLE_UNSUPPORTED_PROTOCOL):
                 (.transport, "The server's answer is not valid HTTP.")
+            case Int(COURIER_CURLE_BAD_CONTENT_ENCODING):
+                (.transport, "The answer's compressed body is not valid.")
+            // libcurl refuses a header line over 100 KB as "out of memory".
+            case Int(COURIER_CURLE_OUT_OF_MEMORY):
+                (.responseTooLarge, "A header line of the answer is too long, or libcurl ran out of memory.")
             case Int(COURIER_CURLE_SSL_CONNECT_ERROR), Int(COURIER_CURLE_PEER_FAILED_VERIFICATION),
                 Int(COURIER_CURLE_SSL_ISSUER_ERROR), Int(COURIER_CURLE_SSL_CERTPROBLEM):
                 (.tls, "The server's certificate is not trusted or the TLS handshake failed.")
             case Int(COURIER_CURLE_SSL_PINNEDPUBKEYNOTMATCH): (.tls, "The server's public key matches no pin.")
             case Int(COURIER_CURLE_SSL_CACERT_BADFILE): (.tls, "The certificate authority file cannot be read.")
-            case Int(COURIER_CURLE_UNSUPPORTED_PROTOCOL), Int(COURIER_CURLE_URL_MALFORMAT):
+            case Int(COURIER_CURLE_URL_MALFORMAT):
                 (.invalidRequest, "The URL is not supported.")
             case Int(COURIER_CURLE_READ_ERROR): (.fileSystem, "The upload file could not be read.")
-            case Int(COURIER_CURLE_WRITE_ERROR), Int(COURIER_CURLE_ABORTED_BY_CALLBACK):
+            // Courier's own callbacks record why they stop a transfer; a write error without
+            // one is libcurl's decoder refusing bytes after the end of a compressed body.
+            case Int(COURIER_CURLE_WRITE_ERROR):
+                (.transport, "The answer's compressed body is not valid.")
+            case Int(COURIER_CURLE_ABORTED_BY_CALLBACK):
                 (.transport, "The transfer was stopped.")
             default: (.transport, "The transfer failed.")
             }

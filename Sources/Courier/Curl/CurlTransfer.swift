@@ -23,6 +23,8 @@
         private var version: String?
         private var headers = HTTPHeaders()
         private var headComplete = false
+        /// The bytes of header lines received so far, interim answers included.
+        private var headerBytes = 0
         private var failure: NetworkError?
         private let sink: ResponseBodySink
         private let progress: ProgressReporter?
@@ -52,7 +54,7 @@
             }
             self.easy = easy
             self.progress = request.progress
-            self.sink = ResponseBodySink(target: request.download, progress: request.progress)
+            self.sink = ResponseBodySink(for: request)
             self.uploadLength = body.length
             self.deadline = deadline
             errorBuffer.initialize(repeating: 0, count: 256)
@@ -288,6 +290,12 @@
             lock.lock()
             defer { lock.unlock() }
             guard case .running = state else { return false }
+            headerBytes += line.count
+            guard headerBytes <= HTTPResponse.maximumHeaderSize else {
+                failure = NetworkError(
+                    .responseTooLarge, "The answer's header is larger than \(HTTPResponse.maximumHeaderSize) bytes.")
+                return false
+            }
             let text = CurlHeaderLine(line)
             if let code = text.statusCode {
                 status = code
@@ -298,9 +306,8 @@
                 headers.add(name: name, value: value)
             } else if text.isBlank, status >= 200, !headComplete {
                 headComplete = true
-                let length = headers["Content-Length"].flatMap { Int64($0) }
                 do throws(NetworkError) {
-                    try sink.begin(status: status, headers: headers, length: length)
+                    try sink.begin(status: status, headers: headers)
                 } catch {
                     failure = error
                     return false

@@ -103,6 +103,7 @@
             guard !Task.isCancelled else {
                 throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
             }
+            try request.checkWireSafety()
             let deadline = ContinuousClock.now + request.timeout
             let body = try await request.body.prepare()
             defer { body.discard() }

@@ -7,12 +7,8 @@ extension Endpoint {
     func makeRequest(base: URLJoiner.Base, encoder: JSONEncoder, defaultTimeout: Duration) throws(NetworkError)
         -> HTTPRequest
     {
-        guard method.isValidToken else {
-            throw NetworkError(.invalidRequest, "\"\(method.rawValue)\" is not a valid HTTP method.")
-        }
-        for field in headers where !HTTPHeaders.isValid(field) {
-            throw NetworkError(.invalidRequest, "The header \"\(field.name)\" has an invalid name or value.")
-        }
+        // Checked again at the transport, after the interceptors; here it fails before any of them runs.
+        try HTTPRequest.checkWireSafety(method: method, headers: headers)
         let target = try URLJoiner.join(base: base, path: path)
         var parameters = target.query
         parameters.append(contentsOf: query)
@@ -89,17 +85,5 @@ enum URLJoiner {
     fileprivate static func hasHTTPScheme(_ text: Substring) -> Bool {
         let lowered = text.prefix(8).lowercased()
         return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
-    }
-}
-
-extension HTTPHeaders {
-    /// Whether a field can be sent: a token name and a value without CR, LF or NUL.
-    static func isValid(_ field: Field) -> Bool {
-        let nameIsToken =
-            !field.name.isEmpty
-            && field.name.utf8.allSatisfy { byte in
-                byte > 0x20 && byte < 0x7F && !"()<>@,;:\\\"/[]?={}".utf8.contains(byte)
-            }
-        return nameIsToken && !field.value.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0x00 }
     }
 }

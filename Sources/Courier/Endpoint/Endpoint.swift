@@ -42,6 +42,10 @@ public struct Endpoint<Response: Sendable>: Sendable {
     /// The interceptor layers this endpoint opts out of, for example ``InterceptorLayer/token``
     /// for the endpoint that fetches the token.
     public var skippedLayers: Set<InterceptorLayer> = []
+    /// The most bytes this endpoint's answer body may have, counted after decoding, or `nil`
+    /// for the client's ``NetworkClient/Configuration/maximumResponseBodySize`` (for a
+    /// download: no limit on the file).
+    public var maximumResponseBodySize: Int64?
 
     /// Creates an endpoint with any method.
     /// - Parameters:
@@ -81,6 +85,16 @@ public struct Endpoint<Response: Sendable>: Sendable {
     public func skipping(_ layers: InterceptorLayer...) -> Self {
         var copy = self
         copy.skippedLayers.formUnion(layers)
+        return copy
+    }
+
+    /// A copy with its own limit on the answer's body (counted after decoding); for a download,
+    /// the limit on the file.
+    /// - Parameter bytes: The most bytes.
+    /// - Returns: The changed endpoint.
+    public func maximumResponseBodySize(_ bytes: Int64) -> Self {
+        var copy = self
+        copy.maximumResponseBodySize = bytes
         return copy
     }
 

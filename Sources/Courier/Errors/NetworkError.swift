@@ -51,6 +51,10 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         public static let sessionExpired = Code(rawValue: "sessionExpired")
         /// The token could not be fetched or refreshed.
         public static let tokenRefreshFailed = Code(rawValue: "tokenRefreshFailed")
+        /// The answer is larger than the client accepts: a body past
+        /// ``NetworkClient/Configuration/maximumResponseBodySize`` (or the endpoint's limit),
+        /// counted after decoding, or a header block past ``HTTPResponse/maximumHeaderSize``.
+        public static let responseTooLarge = Code(rawValue: "responseTooLarge")
         /// The request could not be built: bad URL, method, header or body.
         public static let invalidRequest = Code(rawValue: "invalidRequest")
         /// A file could not be written or moved: a temporary upload body, a download that

@@ -82,6 +82,18 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 }
 
+extension HTTPHeaders {
+    /// Whether a field can go on the wire as it is: its name is an RFC 9110 token, and its
+    /// value holds no control character but horizontal tab (so no CR, LF or NUL that would end
+    /// the field early and start another).
+    /// - Parameter field: The field.
+    /// - Returns: `true` when it is safe to send.
+    public static func isValid(_ field: Field) -> Bool {
+        HTTPMethod.isToken(field.name)
+            && field.value.utf8.allSatisfy { byte in byte == 0x09 || (byte >= 0x20 && byte != 0x7F) }
+    }
+}
+
 extension String {
     /// ASCII case-insensitive comparison, enough for header names and media types.
     func caseInsensitiveEquals(_ other: String) -> Bool {

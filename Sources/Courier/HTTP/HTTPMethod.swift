@@ -58,11 +58,14 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
         self == .get || self == .head || self == .delete
     }
 
-    /// Whether the token is a valid RFC 9110 method token (visible ASCII letters, digits and
-    /// `!#$%&'*+-.^_`|~`).
-    var isValidToken: Bool {
-        !rawValue.isEmpty
-            && rawValue.utf8.allSatisfy { byte in
+    /// Whether the method is a valid RFC 9110 token, so it can go on the wire.
+    var isValidToken: Bool { Self.isToken(rawValue) }
+
+    /// Whether text is an RFC 9110 token (visible ASCII letters, digits and
+    /// `!#$%&'*+-.^_`|~`): what method names and header field names must be.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
                 switch byte {
                 case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                     UInt8(ascii: "0")...UInt8(ascii: "9"):

@@ -22,6 +22,10 @@ public struct HTTPRequest: Sendable {
     public var download: DownloadTarget?
     /// Where the transport reports upload and download progress, if anyone listens.
     public var progress: ProgressReporter?
+    /// The most bytes an answer's body kept in memory may have, counted after decoding
+    /// (`gzip` and the like); a larger one fails with ``NetworkError/Code/responseTooLarge``.
+    /// `nil` for no limit. A download's file has its own limit, ``DownloadTarget/maximumSize``.
+    public var maximumResponseBodySize: Int64?
     /// Whether sending this request twice is harmless (the endpoint's
     /// ``Endpoint/isIdempotent``; by default the method's). A transport must never repeat a
     /// request that is not, even on a kept-alive connection that turns out to be closed.
@@ -64,6 +68,35 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.isIdempotent = method.isIdempotent
+    }
+
+    /// Checks that the request can go on the wire exactly as it is, so no value can change
+    /// what is sent (a CR LF in a token that adds a header, a method that adds a request line).
+    /// Every transport calls this before anything is sent; a custom transport should too.
+    ///
+    /// - The method is an RFC 9110 token.
+    /// - Every header field name is a token, and every value is free of control characters
+    ///   but horizontal tab (``HTTPHeaders/isValid(_:)``).
+    /// - The URL is `http` or `https` with a host.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` naming the method or field (never a
+    ///   field's value, which may be a secret).
+    public func checkWireSafety() throws(NetworkError) {
+        try Self.checkWireSafety(method: method, headers: headers)
+        let scheme = url.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
+            throw NetworkError(.invalidRequest, "Only http and https URLs with a host can be sent.")
+        }
+    }
+
+    static func checkWireSafety(method: HTTPMethod, headers: HTTPHeaders) throws(NetworkError) {
+        guard method.isValidToken else {
+            throw NetworkError(.invalidRequest, "\(method.rawValue.debugDescription) is not a valid HTTP method.")
+        }
+        for field in headers where !HTTPHeaders.isValid(field) {
+            throw NetworkError(
+                .invalidRequest,
+                "The header \(field.name.debugDescription) has an invalid name or a value with control characters.")
+        }
     }
 
     /// The URL that goes on the wire: ``url`` with ``query`` encoded by ``PercentEncoding``.

@@ -18,6 +18,11 @@ public struct HTTPResponse: Sendable {
     /// The HTTP version of the answer (`1.1`, `2`), when the transport reports it.
     public var httpVersion: String?
 
+    /// The most bytes of header lines a transport accepts for one answer (interim `1xx`
+    /// answers included): 256 KiB. A larger header block fails with
+    /// ``NetworkError/Code/responseTooLarge``.
+    public static let maximumHeaderSize = 256 * 1024
+
     /// Creates a response.
     /// - Parameters:
     ///   - status: The HTTP status code.

@@ -29,8 +29,8 @@ public struct HeadersInterceptor: Interceptor {
     ///   - context: Not used.
     ///   - next: The inner layers.
     /// - Returns: The response of the inner layers.
-    /// - Throws: ``NetworkError/Code/invalidRequest`` when a computed header cannot be produced
-    ///   or is not a valid header; whatever `next` throws.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` when a computed header cannot be produced;
+    ///   whatever `next` throws (the transport refuses a header that is not valid).
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
@@ -43,10 +43,8 @@ public struct HeadersInterceptor: Interceptor {
             }
         }
         var request = request
+        // The transport refuses a field that is not valid (``HTTPRequest/checkWireSafety()``).
         for field in added where request.headers[field.name] == nil {
-            guard HTTPHeaders.isValid(field) else {
-                throw NetworkError(.invalidRequest, "The common header \"\(field.name)\" is not a valid header.")
-            }
             request.headers.add(name: field.name, value: field.value)
         }
         return try await next(request)

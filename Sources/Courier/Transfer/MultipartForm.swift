@@ -16,8 +16,9 @@ import Foundation
 ///
 /// The boundary is random (190 bits) and checked against the content while the body is built;
 /// in the unlikely event that it occurs there, another is drawn. Names and filenames are sent
-/// as UTF-8 with `"` escaped as `%22`; a CR, LF or NUL in them is rejected with
-/// ``NetworkError/Code/invalidRequest`` before anything is sent.
+/// as UTF-8 with `"` escaped as `%22`; a CR, LF or NUL in them, or a control character in a
+/// file's media type, is rejected with ``NetworkError/Code/invalidRequest`` before anything is
+/// sent.
 public struct MultipartForm: Sendable, Hashable {
     /// One file part.
     public struct File: Sendable, Hashable {
@@ -115,9 +116,14 @@ public struct MultipartForm: Sendable, Hashable {
         files.append(File(name: name, filename: sentName, contentType: contentType, source: .file(url)))
     }
 
-    /// Checks that every name and filename can go in a header.
-    /// - Throws: ``NetworkError/Code/invalidRequest`` for a CR, LF or NUL, or an empty name.
+    /// Checks that every name, filename and media type can go in a part's header.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` for a CR, LF or NUL, or an empty name; for
+    ///   a media type, any control character (it is a header value of its own).
     func validate() throws(NetworkError) {
+        for file in files where !HTTPHeaders.isValid(HTTPHeaders.Field(name: "Content-Type", value: file.contentType)) {
+            throw NetworkError(
+                .invalidRequest, "The media type of the multipart file \(file.filename.debugDescription) is not valid.")
+        }
         let names = fields.items.map { ("field name", $0.name) } + files.map { ("file field name", $0.name) }
         for (kind, name) in names + files.map({ ("filename", $0.filename) }) {
             guard !name.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {

@@ -14,67 +14,95 @@ final class ResponseBodySink {
 
     private let target: DownloadTarget?
     private let progress: ProgressReporter?
+    private let memoryLimit: Int64?
     private var file: FileHandle?
     /// The body in memory, or for a file the bytes not written yet.
     private var memory = Data()
     private var received: Int64 = 0
     private var expected: Int64?
+    /// The body bytes of this answer so far, and the most it may have.
+    private var bodyBytes: Int64 = 0
+    private var limit: Int64?
 
-    init(target: DownloadTarget?, progress: ProgressReporter?) {
-        self.target = target
-        self.progress = progress
+    /// - Parameters:
+    ///   - request: Where a successful answer goes (``HTTPRequest/download``), where progress
+    ///     is reported, and the most bytes a body may have (``HTTPRequest/maximumResponseBodySize``
+    ///     for bodies in memory, ``DownloadTarget/maximumSize`` for a download's file).
+    init(for request: HTTPRequest) {
+        self.target = request.download
+        self.progress = request.progress
+        self.memoryLimit = request.maximumResponseBodySize
     }
 
     deinit { try? file?.close() }
 
-    /// Starts a body: opens the download file for a 2xx answer when the request has a target.
+    /// Starts a body: checks the answer's framing and announced size, and opens the download
+    /// file for a 2xx answer when the request has a target.
     /// - Parameters:
     ///   - status: The answer's status.
     ///   - headers: The answer's header fields.
-    ///   - length: The body length the answer announced, if any.
-    /// - Throws: ``NetworkError/Code/transport`` for a `206` that does not continue the file,
-    ///   ``NetworkError/Code/fileSystem`` when the file cannot be opened.
-    func begin(status: Int, headers: HTTPHeaders, length: Int64?) throws(NetworkError) {
+    /// - Throws: ``NetworkError/Code/transport`` for an ambiguous `Content-Length` or a `206`
+    ///   that does not continue the file, ``NetworkError/Code/responseTooLarge`` for a body
+    ///   announced larger than the limit, ``NetworkError/Code/fileSystem`` when the file cannot
+    ///   be opened.
+    func begin(status: Int, headers: HTTPHeaders) throws(NetworkError) {
         memory = Data()
         received = 0
-        expected = length
+        bodyBytes = 0
         try? file?.close()
         file = nil
-        guard let target, (200..<300).contains(status) else {
-            if let length, length > 0, length < 64 << 20 { memory.reserveCapacity(Int(length)) }
+        var headerSize = 0
+        for field in headers { headerSize += field.name.utf8.count + field.value.utf8.count + 4 }
+        guard headerSize <= HTTPResponse.maximumHeaderSize else {
+            throw NetworkError(
+                .responseTooLarge, "The answer's header is larger than \(HTTPResponse.maximumHeaderSize) bytes.")
+        }
+        let length = try headers.contentLength()
+        let toFile = target != nil && (200..<300).contains(status)
+        limit = toFile ? target?.maximumSize : memoryLimit
+        // A compressed body is counted once decoded, so only an identity length is checked early.
+        let encoded = headers["Content-Encoding"].map { $0.lowercased() != "identity" } ?? false
+        if let length, let limit, length > limit, !encoded { throw Self.tooLarge(limit) }
+        expected = encoded ? nil : length
+        guard toFile, let target else {
+            // Never trust an announced length with memory: reserve a little, grow as bytes come.
+            if let length, length > 0 { memory.reserveCapacity(Int(min(length, 1 << 20))) }
             return
         }
         var start: Int64 = 0
         if status == 206 {
-            let range = ContentRange(headers["Content-Range"])
-            guard let range, range.first == target.offset else {
-                throw NetworkError(
-                    .transport,
-                    "The server resumed at \(headers["Content-Range"] ?? "no Content-Range"), not at byte \(target.offset)."
-                )
-            }
+            let range = try ContentRange.continuing(headers["Content-Range"], at: target.offset, length: length)
             start = target.offset
-            expected = range.total ?? length.map { $0 + start }
+            expected = range.total ?? (range.last < .max ? range.last + 1 : nil)
+        }
+        let handle: FileHandle
+        if start == 0 {
+            handle = try PrivateFile.create(at: target.file)
+        } else {
+            handle = try PrivateFile.openExisting(at: target.file)
         }
         do {
-            if !FileManager.default.fileExists(atPath: target.file.path) {
-                _ = FileManager.default.createFile(atPath: target.file.path, contents: nil)
-            }
-            let handle = try FileHandle(forWritingTo: target.file)
             try handle.truncate(atOffset: UInt64(start))
             try handle.seek(toOffset: UInt64(start))
             file = handle
             memory.reserveCapacity(Self.writeSize)
         } catch {
-            throw NetworkError(.fileSystem, "The download file could not be opened.", underlying: error)
+            throw NetworkError(.fileSystem, "The download file could not be prepared.", underlying: error)
         }
         received = start
         progress?.downloaded(received, of: expected)
     }
 
+    private static func tooLarge(_ limit: Int64) -> NetworkError {
+        NetworkError(.responseTooLarge, "The answer's body is larger than the limit of \(limit) bytes.")
+    }
+
     /// Adds a piece of the body.
-    /// - Throws: ``NetworkError/Code/fileSystem`` when the file cannot be written (a full disk).
+    /// - Throws: ``NetworkError/Code/responseTooLarge`` past the limit,
+    ///   ``NetworkError/Code/fileSystem`` when the file cannot be written (a full disk).
     func append(_ data: Data) throws(NetworkError) {
+        bodyBytes += Int64(data.count)
+        if let limit, bodyBytes > limit { throw Self.tooLarge(limit) }
         memory.append(data)
         received += Int64(data.count)
         if memory.count >= Self.writeSize { try flush() }
@@ -119,13 +147,67 @@ struct ContentRange: Hashable {
     init?(_ value: String?) {
         guard let value, value.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = value.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        let halves = spec.split(separator: "/", maxSplits: 1)
-        let bounds = halves.first?.split(separator: "-", maxSplits: 1) ?? []
-        guard halves.count == 2, bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]),
-            first <= last
+        let halves = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        let bounds = halves.first?.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false) ?? []
+        guard halves.count == 2, bounds.count == 2, let first = Self.number(bounds[0]),
+            let last = Self.number(bounds[1]), first <= last
         else { return nil }
         self.first = first
         self.last = last
-        total = halves[1] == "*" ? nil : Int64(halves[1])
+        if halves[1] == "*" {
+            total = nil
+        } else {
+            // The total must be a number past the range's last byte.
+            guard let total = Self.number(halves[1]), total > last else { return nil }
+            self.total = total
+        }
+    }
+
+    /// Digits only (`Int64` would also take a sign), within `Int64`.
+    private static func number(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int64(text)
+    }
+
+    /// The range of a `206` that continues a file at `offset` to its end (the request asked
+    /// for `bytes=OFFSET-`), checked against the body's announced length.
+    /// - Throws: ``NetworkError/Code/transport`` when the range is missing, malformed, starts
+    ///   elsewhere, stops before the end it names, or disagrees with `length`.
+    static func continuing(_ value: String?, at offset: Int64, length: Int64?) throws(NetworkError) -> ContentRange {
+        guard let range = ContentRange(value), range.first == offset,
+            range.total == nil || range.total == range.last &+ 1,
+            length == nil || length == range.last - range.first &+ 1
+        else {
+            let shown = value.map { String($0.prefix(100)) } ?? "no Content-Range"
+            throw NetworkError(
+                .transport,
+                "The server resumed with \(shown) (length \(length.map(String.init) ?? "unknown")), not at byte \(offset)."
+            )
+        }
+        return range
+    }
+}
+
+extension HTTPHeaders {
+    /// The body length an answer announces, read as RFC 9112 says: ignored when
+    /// `Transfer-Encoding` is present; every `Content-Length` value (also comma-separated
+    /// ones, as `URLSession` joins repeated fields) must be the same number.
+    /// - Throws: ``NetworkError/Code/transport`` for differing or non-numeric values.
+    func contentLength() throws(NetworkError) -> Int64? {
+        guard self["Transfer-Encoding"] == nil else { return nil }
+        var length: Int64?
+        for field in fields where field.name.caseInsensitiveEquals("Content-Length") {
+            for part in field.value.split(separator: ",") {
+                let text = part.trimmingCharacters(in: .whitespaces)
+                guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+                    let value = Int64(text), length == nil || length == value
+                else {
+                    throw NetworkError(
+                        .transport, "The answer's Content-Length is not one number, so its end cannot be told.")
+                }
+                length = value
+            }
+        }
+        return length
     }
 }

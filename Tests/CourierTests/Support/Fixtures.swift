@@ -26,6 +26,31 @@ struct Backend {
     }
 }
 
+/// A fault server and a client pointed at it, for tests of broken and hostile servers.
+struct FaultBackend {
+    let server: FaultServer
+    let client: NetworkClient
+
+    init(
+        timeout: Duration = .seconds(10), configure: (inout NetworkClient.Configuration) -> Void = { _ in },
+        script: @escaping @Sendable (_ connection: Int) -> [FaultServer.Step]
+    ) throws {
+        server = try FaultServer(script: script)
+        var configuration = NetworkClient.Configuration(
+            baseURL: server.baseURL, timeout: timeout, transport: TestTransport.make())
+        configure(&configuration)
+        client = NetworkClient(configuration: configuration)
+    }
+
+    /// Every connection runs `steps`.
+    init(
+        timeout: Duration = .seconds(10), configure: (inout NetworkClient.Configuration) -> Void = { _ in },
+        _ steps: [FaultServer.Step]
+    ) throws {
+        try self.init(timeout: timeout, configure: configure) { _ in steps }
+    }
+}
+
 /// Runs `body` and returns the `NetworkError` it throws, or `nil` when it throws none or
 /// another error.
 func networkError(_ body: () async throws -> Void) async -> NetworkError? {
@@ -68,6 +93,9 @@ final class Counter: @unchecked Sendable {
 /// The transport the suite runs against: `COURIER_TEST_TRANSPORT=urlsession` or `curl` forces
 /// one; otherwise the library's default for this platform.
 enum TestTransport {
+    /// Whether the suite runs on `URLSessionTransport`.
+    static var isURLSession: Bool { ProcessInfo.processInfo.environment["COURIER_TEST_TRANSPORT"] == "urlsession" }
+
     static func make() -> (any Transport)? {
         switch ProcessInfo.processInfo.environment["COURIER_TEST_TRANSPORT"] {
         case "urlsession": return URLSessionTransport()

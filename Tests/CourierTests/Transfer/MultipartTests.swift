@@ -86,6 +86,24 @@ import Testing
         #expect(backend.server.requests.isEmpty)
     }
 
+    @Test(
+        "a control character in a file's media type is refused before anything is sent",
+        arguments: ["image/png\r\nX-Injected: 1", "image/png\nX", "image/png\u{0}", "image/png\u{1B}"])
+    func mediaTypeInjection(_ contentType: String) async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        uploadRoute(backend)
+        var form = MultipartForm()
+        form.append(name: "file", data: Data("x".utf8), filename: "a.png", contentType: contentType)
+
+        let error = await networkError {
+            _ = try await backend.client.send(Endpoint<Media>.post("media", body: .multipart(form)))
+        }
+
+        #expect(error?.code == .invalidRequest, "\(String(describing: error))")
+        #expect(backend.server.requests.isEmpty)
+    }
+
     @Test("a boundary found in the content is replaced by another")
     func boundaryCollision() async throws {
         let backend = try Backend()

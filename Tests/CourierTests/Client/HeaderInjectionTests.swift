@@ -1,0 +1,109 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// No value that reaches the request head (a token, a computed header, a signing header, a
+/// custom layer's header, the method) can add a header or a line: the transport refuses the
+/// request with invalidRequest and nothing reaches the server.
+@Suite struct HeaderInjectionTests {
+    static let hostileValues = ["abc\r\nX-Injected: 1", "abc\nX-Injected: 1", "abc\rX", "abc\u{0}", "abc\u{7F}"]
+
+    /// A server that answers every request; the tests check it received none.
+    static func backend(_ interceptors: [any Interceptor]) throws -> FaultBackend {
+        let answer: [FaultServer.Step] = [
+            .readRequest, .respond(headers: ["Content-Type": "application/json"], body: Data(#"{"code":0}"#.utf8)),
+        ]
+        return try FaultBackend(configure: { $0.interceptors = interceptors }, answer)
+    }
+
+    /// - Parameter value: Whether the hostile text is a field value, which an error never shows
+    ///   (a name or method is shown escaped, so a log line stays one line).
+    static func expectRefused(
+        _ backend: FaultBackend, _ endpoint: Endpoint<EmptyResponse> = .get("x"), value: Bool = true
+    ) async {
+        let error = await networkError { _ = try await backend.client.send(endpoint) }
+        #expect(error?.code == .invalidRequest, "\(String(describing: error))")
+        let description = error?.description ?? ""
+        #expect(!description.contains("\r") && !description.contains("\n"))
+        if value { #expect(!description.contains("X-Injected"), "a value is never shown") }
+        // Give a request that did go out time to arrive before asserting that none did.
+        #expect(await !backend.server.waitUntil(timeout: .milliseconds(200)) { !$0.connections.isEmpty })
+        #expect(backend.server.requestHeads.isEmpty)
+    }
+
+    @Test("a token with CR LF from the store", arguments: hostileValues)
+    func tokenFromStore(value: String) async throws {
+        let backend = try Self.backend([.token(store: InMemoryTokenStore(token: value)) { "unused" }])
+        defer { backend.server.stop() }
+        await Self.expectRefused(backend)
+    }
+
+    @Test("a bearer token with CR LF from the fetch", arguments: hostileValues)
+    func bearerFromFetch(value: String) async throws {
+        let backend = try Self.backend([.token(store: InMemoryTokenStore(), placement: .bearer) { value }])
+        defer { backend.server.stop() }
+        await Self.expectRefused(backend)
+    }
+
+    @Test("a common header with CR LF, fixed or computed", arguments: hostileValues)
+    func commonHeader(value: String) async throws {
+        for layer in [HeadersInterceptor(["X-App": value]), HeadersInterceptor { _ in ["X-App": value] }] {
+            let backend = try Self.backend([layer])
+            defer { backend.server.stop() }
+            await Self.expectRefused(backend)
+        }
+    }
+
+    @Test("a signing header name with CR LF")
+    func signingHeader() async throws {
+        let placement = SigningInterceptor.Placement.headers(signature: "X-Sign\r\nX-Injected: 1")
+        let backend = try Self.backend([.signing(.hmacSHA256(secret: Data("k".utf8)), placement: placement)])
+        defer { backend.server.stop() }
+        await Self.expectRefused(backend, value: false)
+    }
+
+    @Test("a custom layer's header name or value, and its method")
+    func customLayer() async throws {
+        struct Hostile: Interceptor {
+            let change: @Sendable (inout HTTPRequest) -> Void
+            var layer: InterceptorLayer { "hostile" }
+            func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
+                -> HTTPResponse
+            {
+                var request = request
+                change(&request)
+                return try await next(request)
+            }
+        }
+        let changes: [@Sendable (inout HTTPRequest) -> Void] = [
+            { $0.headers["X-Trace"] = "1\r\nX-Injected: 1" },
+            { $0.headers.add(name: "X-Injected: 1\r\nX-Trace", value: "1") },
+            { $0.headers.add(name: "Bad Name", value: "1") },
+            { $0.method = HTTPMethod("GET /x HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET") },
+            { $0.method = HTTPMethod("") },
+        ]
+        for (index, change) in changes.enumerated() {
+            let backend = try Self.backend([Hostile(change: change)])
+            defer { backend.server.stop() }
+            await Self.expectRefused(backend, value: index == 0)
+        }
+    }
+
+    @Test("an endpoint header with CR LF fails before any layer runs")
+    func endpointHeader() async throws {
+        let fetches = Counter()
+        let backend = try Self.backend([.token(store: InMemoryTokenStore()) { "t\(fetches.increment())" }])
+        defer { backend.server.stop() }
+        await Self.expectRefused(backend, .get("x", headers: ["X-Trace": "1\r\nX-Injected: 1"]))
+        #expect(fetches.increment() == 1, "the token was never fetched")
+    }
+
+    @Test("a tab and non-ASCII text in a value are sent as they are")
+    func allowedValue() async throws {
+        let backend = try Self.backend([.headers(["X-Note": "a\tb Grüße"])])
+        defer { backend.server.stop() }
+        _ = try await backend.client.send(Endpoint<EmptyResponse>.get("x"))
+        #expect(backend.server.requestHeads.first?.headers["X-Note"] == "a\tb Grüße")
+    }
+}
