@@ -6,7 +6,10 @@ import Foundation
 /// One re-login runs at a time for all callers; a request that meets a re-login code after
 /// another request's re-login already succeeded is simply replayed. After a successful re-login
 /// the request is replayed once; if the replay still asks for a login, or the handler fails, the
-/// request throws ``NetworkError/Code/sessionExpired`` and ``SessionEvent/sessionExpired`` is sent.
+/// request throws ``NetworkError/Code/sessionExpired`` and ``SessionEvent/sessionExpired`` is sent,
+/// once per session however many requests saw it end. A caller cancelled while a re-login runs
+/// stops waiting at once (the re-login goes on for the others), and at most `limit` re-logins
+/// start per `window`, so a backend that keeps asking cannot loop the app through its login.
 ///
 /// Place it outside the token layer, so a replay carries the new session's token.
 ///
@@ -16,7 +19,6 @@ import Foundation
 public struct ReLoginInterceptor: Interceptor {
     private let codes: Set<Int>
     private let onUnauthorized: Bool
-    private let events: SessionEvents?
     private let coordinator: Coordinator
 
     /// Creates the layer.
@@ -24,15 +26,17 @@ public struct ReLoginInterceptor: Interceptor {
     ///   - codes: Business codes that mean "log in again".
     ///   - onUnauthorized: Whether HTTP 401 means it too.
     ///   - events: Where session events are sent, if anywhere.
+    ///   - limit: At most this many re-logins start per `window`; beyond that requests fail at
+    ///     once with ``NetworkError/Code/sessionExpired`` instead of running the handler again.
+    ///   - window: The window of `limit`.
     ///   - handler: Logs in again; the app's code.
     public init(
-        codes: Set<Int> = [99, 500], onUnauthorized: Bool = false, events: SessionEvents? = nil,
-        handler: @escaping @Sendable () async throws -> Void
+        codes: Set<Int> = [99, 500], onUnauthorized: Bool = false, events: SessionEvents? = nil, limit: Int = 3,
+        window: Duration = .seconds(60), handler: @escaping @Sendable () async throws -> Void
     ) {
         self.codes = codes
         self.onUnauthorized = onUnauthorized
-        self.events = events
-        self.coordinator = Coordinator(handler: handler)
+        self.coordinator = Coordinator(handler: handler, events: events, limit: limit, window: window)
     }
 
     /// ``InterceptorLayer/reLogin``.
@@ -49,7 +53,8 @@ public struct ReLoginInterceptor: Interceptor {
     ///   - context: Reads business codes.
     ///   - next: The inner layers.
     /// - Returns: The response.
-    /// - Throws: ``NetworkError/Code/sessionExpired``; whatever `next` throws.
+    /// - Throws: ``NetworkError/Code/sessionExpired``; ``NetworkError/Code/cancelled`` when the
+    ///   caller is cancelled while a re-login runs; whatever `next` throws.
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
@@ -57,14 +62,15 @@ public struct ReLoginInterceptor: Interceptor {
         let response = try await next(request)
         guard needsLogin(response, context) else { return response }
         do {
-            try await coordinator.reLogin(after: generation, events: events)
+            try await coordinator.reLogin(after: generation)
+        } catch let error as NetworkError where [.cancelled, .sessionExpired].contains(error.code) {
+            throw error
         } catch {
-            events?.send(.sessionExpired)
             throw NetworkError(.sessionExpired, "Logging in again failed.", underlying: error)
         }
         let replayed = try await next(request)
         guard !needsLogin(replayed, context) else {
-            events?.send(.sessionExpired)
+            await coordinator.expire()
             var error = NetworkError(.sessionExpired, "The session expired and logging in again did not help.")
             error.status = replayed.status
             error.businessCode = context.businessCode(in: replayed)
@@ -80,28 +86,75 @@ public struct ReLoginInterceptor: Interceptor {
     }
 
     /// Runs the handler one at a time. `generation` counts successful re-logins, so a caller that
-    /// saw the old session can tell that a new one already exists.
+    /// saw the old session can tell that a new one already exists. Each session ends with one
+    /// ``SessionEvent/sessionExpired``, however many requests saw it end.
     actor Coordinator {
         private let handler: @Sendable () async throws -> Void
-        private var running: Task<Void, any Error>?
+        private let events: SessionEvents?
+        private let limit: Int
+        private let window: Duration
+        private var running: SharedOutcome<Void>?
+        private var starts: [ContinuousClock.Instant] = []
+        /// The generation whose end was announced.
+        private var expiredGeneration: Int?
         private(set) var generation = 0
         private(set) var count = 0
 
-        init(handler: @escaping @Sendable () async throws -> Void) { self.handler = handler }
+        init(handler: @escaping @Sendable () async throws -> Void, events: SessionEvents?, limit: Int, window: Duration)
+        {
+            self.handler = handler
+            self.events = events
+            self.limit = max(limit, 1)
+            self.window = window
+        }
 
         /// Ensures a re-login newer than `seen` has succeeded: joins the running one, returns at
-        /// once if one succeeded since, or starts one.
-        func reLogin(after seen: Int, events: SessionEvents?) async throws {
-            if let running { return try await running.value }
+        /// once if one succeeded since, or starts one (within the budget).
+        func reLogin(after seen: Int) async throws {
+            if let running { return try await running.value(whileWaitingFor: "the re-login") }
             guard generation == seen else { return }
+            let now = ContinuousClock.now
+            starts.removeAll { now - $0 > window }
+            guard starts.count < limit else {
+                expire()
+                throw NetworkError(
+                    .sessionExpired, "Logged in again \(limit) times within \(window); not trying again yet.")
+            }
+            starts.append(now)
             count += 1
             events?.send(.reLoginNeeded)
-            let task = Task { try await handler() }
-            running = task
-            defer { running = nil }
-            try await task.value
+            let shared = SharedOutcome<Void>()
+            running = shared
+            // A task of its own: the re-login outlives any one caller's cancellation.
+            Task { [handler] in
+                do {
+                    try await handler()
+                    self.succeeded(shared)
+                } catch {
+                    self.failed(shared, error)
+                }
+            }
+            try await shared.value(whileWaitingFor: "the re-login")
+        }
+
+        private func succeeded(_ shared: SharedOutcome<Void>) {
+            running = nil
             generation += 1
             events?.send(.reLoginSucceeded)
+            shared.finish(.success(()))
+        }
+
+        private func failed(_ shared: SharedOutcome<Void>, _ error: any Error) {
+            running = nil
+            expire()
+            shared.finish(.failure(NetworkError(.sessionExpired, "Logging in again failed.", underlying: error)))
+        }
+
+        /// Announces the end of the current session, once.
+        func expire() {
+            guard expiredGeneration != generation else { return }
+            expiredGeneration = generation
+            events?.send(.sessionExpired)
         }
     }
 }
@@ -112,12 +165,16 @@ extension Interceptor where Self == ReLoginInterceptor {
     ///   - codes: Business codes that mean "log in again".
     ///   - onUnauthorized: Whether HTTP 401 means it too.
     ///   - events: Where session events are sent.
+    ///   - limit: At most this many re-logins start per `window`.
+    ///   - window: The window of `limit`.
     ///   - handler: Logs in again.
     /// - Returns: The layer.
     public static func reLogin(
-        codes: Set<Int> = [99, 500], onUnauthorized: Bool = false, events: SessionEvents? = nil,
-        handler: @escaping @Sendable () async throws -> Void
+        codes: Set<Int> = [99, 500], onUnauthorized: Bool = false, events: SessionEvents? = nil, limit: Int = 3,
+        window: Duration = .seconds(60), handler: @escaping @Sendable () async throws -> Void
     ) -> Self {
-        ReLoginInterceptor(codes: codes, onUnauthorized: onUnauthorized, events: events, handler: handler)
+        ReLoginInterceptor(
+            codes: codes, onUnauthorized: onUnauthorized, events: events, limit: limit, window: window, handler: handler
+        )
     }
 }

@@ -1,0 +1,45 @@
+import Foundation
+
+/// The outcome of one piece of work that many callers wait for (a token refresh, a re-login),
+/// where each caller can stop waiting on its own: a cancelled caller gets
+/// ``NetworkError/Code/cancelled`` at once, and the work goes on for the others.
+///
+/// `@unchecked Sendable`: `outcome` and `waiters` are guarded by `lock`.
+final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outcome: Result<Value, any Error>?
+    private var waiters: [UUID: CheckedContinuation<Value, any Error>] = [:]
+
+    /// Sets the outcome and answers every waiter; later calls do nothing.
+    func finish(_ result: Result<Value, any Error>) {
+        let waiting: [CheckedContinuation<Value, any Error>] = lock.withLock {
+            guard outcome == nil else { return [] }
+            outcome = result
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
+        for waiter in waiting { waiter.resume(with: result) }
+    }
+
+    /// Waits for the outcome, or for the calling task to be cancelled.
+    /// - Throws: The work's error, or ``NetworkError/Code/cancelled``.
+    func value(whileWaitingFor activity: String) async throws -> Value {
+        let id = UUID()
+        let cancelled = NetworkError(.cancelled, "The request was cancelled while waiting for \(activity).")
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready: Result<Value, any Error>? = lock.withLock {
+                    if let outcome { return outcome }
+                    // A cancellation before this point found no waiter to answer.
+                    if Task.isCancelled { return .failure(cancelled) }
+                    waiters[id] = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+            waiter?.resume(throwing: cancelled)
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// What happens when the app changes the session, or a caller gives up, while a token refresh
+/// or a re-login is running: the app's choice wins, and nobody waits for work they left.
+@Suite struct SessionRaceTests {
+    /// A backend whose `/v1/data` accepts only the tokens in `valid` (else 401).
+    static func backend(valid: Set<String>) throws -> LoopbackServer {
+        let server = try LoopbackServer()
+        server.route("/v1/data") { request in
+            valid.contains(request.headers["token"] ?? "")
+                ? .envelope(data: request.headers["token"] ?? "") : .init(status: 401)
+        }
+        return server
+    }
+
+    static func client(_ server: LoopbackServer, _ interceptors: [any Interceptor]) -> NetworkClient {
+        NetworkClient(
+            configuration: .init(
+                baseURL: server.baseURL.appendingPathComponent("v1/"), interceptors: interceptors,
+                transport: TestTransport.make()))
+    }
+
+    @Test("a logout while a refresh runs is not undone: the refreshed token is dropped")
+    func logoutDuringRefresh() async throws {
+        let server = try Self.backend(valid: ["new"])
+        defer { server.stop() }
+        let store = InMemoryTokenStore(token: "old")
+        let gate = Gate()
+        let client = Self.client(
+            server,
+            [
+                .token(store: store) {
+                    await gate.pass()
+                    return "new"
+                }
+            ])
+
+        let request = Task { try await client.send(Endpoint<String>.get("data")) }
+        await gate.arrivals(1)
+        await store.setToken(nil)
+        gate.open()
+        let error = await networkError { _ = try await request.value }
+
+        #expect(error?.code == .tokenRefreshFailed, "\(String(describing: error))")
+        #expect(await store.token() == nil, "the logged-out session stays logged out")
+        #expect(!server.requests.contains { $0.headers["token"] == "new" })
+    }
+
+    @Test("a new login while a refresh runs wins: the request is replayed with its token")
+    func loginDuringRefresh() async throws {
+        let server = try Self.backend(valid: ["new", "login"])
+        defer { server.stop() }
+        let store = InMemoryTokenStore(token: "old")
+        let gate = Gate()
+        let client = Self.client(
+            server,
+            [
+                .token(store: store) {
+                    await gate.pass()
+                    return "new"
+                }
+            ])
+
+        let request = Task { try await client.send(Endpoint<String>.get("data")) }
+        await gate.arrivals(1)
+        await store.setToken("login")
+        gate.open()
+
+        #expect(try await request.value == "login")
+        #expect(await store.token() == "login")
+    }
+
+    @Test("a caller cancelled while a refresh runs ends at once; the refresh goes on for the others")
+    func cancelDuringRefresh() async throws {
+        let server = try Self.backend(valid: ["new"])
+        defer { server.stop() }
+        let gate = Gate()
+        let fetches = Counter()
+        let client = Self.client(
+            server,
+            [
+                .token(store: InMemoryTokenStore(token: "old")) {
+                    _ = fetches.increment()
+                    await gate.pass()
+                    return "new"
+                }
+            ])
+        let leaving = Task { try await client.send(Endpoint<String>.get("data")) }
+        let staying = Task { try await client.send(Endpoint<String>.get("data")) }
+        await gate.arrivals(1)
+        #expect(await server.waitForEvents { $0.filter { if case .answered = $0 { true } else { false } }.count == 2 })
+
+        leaving.cancel()
+        let left = await result(within: .seconds(2)) { await networkError { _ = try await leaving.value } }
+        gate.open()
+
+        #expect(left??.code == .cancelled, "answered before the refresh ended: \(String(describing: left))")
+        #expect(try await staying.value == "new")
+        #expect(fetches.increment() == 2, "one refresh")
+    }
+
+    /// A backend whose `/v1/data` always answers business code 99.
+    static func loggedOutBackend() throws -> LoopbackServer {
+        let server = try LoopbackServer()
+        server.route("/v1/data") { _ in .json(#"{"code":99,"msg":"not logged in"}"#) }
+        return server
+    }
+
+    @Test("a failed re-login announces the end of the session once, however many requests saw it")
+    func oneExpiryPerSession() async throws {
+        let server = try Self.loggedOutBackend()
+        defer { server.stop() }
+        let events = SessionEvents()
+        let stream = events.stream()
+        struct Refused: Error {}
+        let gate = Gate()
+        let client = Self.client(
+            server,
+            [
+                .reLogin(codes: [99], events: events) {
+                    await gate.pass()
+                    throw Refused()
+                }
+            ])
+        let requests = (0..<5).map { _ in Task { try await client.send(Endpoint<String>.get("data")) } }
+        #expect(await server.waitForEvents { $0.filter { if case .answered = $0 { true } else { false } }.count == 5 })
+        gate.open()
+        for request in requests {
+            let error = await networkError { _ = try await request.value }
+            #expect(error?.code == .sessionExpired)
+        }
+        let seen = await Self.collect(events, stream)
+        #expect(seen.filter { $0 == .sessionExpired }.count == 1, "\(seen)")
+    }
+
+    /// The events sent so far, read up to a marker sent now.
+    static func collect(_ events: SessionEvents, _ stream: AsyncStream<SessionEvent>) async -> [SessionEvent] {
+        events.send(.reLoginSucceeded)
+        var seen: [SessionEvent] = []
+        for await event in stream {
+            if event == .reLoginSucceeded { break }
+            seen.append(event)
+        }
+        return seen
+    }
+
+    @Test("re-logins are rate-limited: past the limit a request fails at once without the handler")
+    func reLoginLimit() async throws {
+        let server = try Self.loggedOutBackend()
+        defer { server.stop() }
+        let logins = Counter()
+        let layer = ReLoginInterceptor(codes: [99], limit: 2, window: .seconds(60)) { _ = logins.increment() }
+        let client = Self.client(server, [layer])
+        for _ in 0..<4 {
+            let error = await networkError { _ = try await client.send(Endpoint<String>.get("data")) }
+            #expect(error?.code == .sessionExpired)
+        }
+        #expect(await layer.reLoginCount == 2)
+        #expect(logins.increment() == 3, "the handler ran twice")
+    }
+
+    @Test("a caller cancelled while a re-login runs ends at once")
+    func cancelDuringReLogin() async throws {
+        let server = try Self.loggedOutBackend()
+        defer { server.stop() }
+        let gate = Gate()
+        let client = Self.client(server, [.reLogin(codes: [99]) { await gate.pass() }])
+        let request = Task { try await client.send(Endpoint<String>.get("data")) }
+        await gate.arrivals(1)
+
+        request.cancel()
+        let error = await result(within: .seconds(2)) { await networkError { _ = try await request.value } }
+        gate.open()
+
+        #expect(error??.code == .cancelled, "\(String(describing: error))")
+    }
+}
