@@ -4,41 +4,49 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Courier's redirect rules, the same for every transport.
+/// Courier's redirect rules, one set for every transport: each transport stops at a redirect
+/// answer and asks ``next(after:for:hasBody:)`` for the request that follows it.
 ///
-/// - Credentials never reach another origin (scheme, host and port): `Authorization`,
-///   `Proxy-Authorization`, `Cookie` and every header with a secret-looking name are removed.
-/// - 307 and 308 keep method and body, but only on the same origin; to another origin they are
-///   not followed (the 3xx is returned), so a body (a password, a payment) is neither lost nor
-///   leaked. FoundationNetworking drops the body of every redirect, so `URLSessionTransport`
-///   replays 307/308 with a body itself (``next(after:for:hasBody:)``).
+/// - Only `http` and `https` are followed; a `Location` with another scheme (`file:`, `ftp:`)
+///   or one that is not a URL fails with ``NetworkError/Code/transport``. A 3xx without
+///   `Location` is the answer.
+/// - 303, and 301/302 after a `POST`, continue as `GET` without a body. Every other redirect
+///   keeps method and body (a `PUT` answered 301 sends its body again), but a request with a
+///   body follows only on the same origin (scheme, host and port): to another origin the 3xx
+///   is returned, so the body is neither lost nor leaked.
+/// - Credentials never reach another origin: `Authorization`, `Proxy-Authorization`, `Cookie`
+///   and every header with a secret-looking name are removed.
 enum RedirectPolicy {
-    /// The request `URLSession` should send for a redirect, or `nil` to stop and return the 3xx.
-    static func follow(from original: URLRequest, hasBody: Bool, status: Int, to proposed: URLRequest) -> URLRequest? {
-        guard let from = original.url, let to = proposed.url else { return nil }
-        if status == 307 || status == 308 {
-            // Without a body URLSession keeps the method; with one, the transport replays it.
-            guard isSameOrigin(from, to), !hasBody else { return nil }
-            return proposed
-        }
-        var next = proposed
-        if !isSameOrigin(from, to) {
-            for name in (next.allHTTPHeaderFields ?? [:]).keys where isCredential(name) {
-                next.setValue(nil, forHTTPHeaderField: name)
-            }
-        }
-        return next
-    }
+    /// The statuses that redirect.
+    static let statuses: Set<Int> = [301, 302, 303, 307, 308]
 
-    /// The request that follows a redirect answer for a transport that does not follow
-    /// redirects itself, or `nil` to return the 3xx as it is: 303 (and 301/302 after a
-    /// `POST`) continue as `GET` without a body; 307/308, and other methods with a body, keep
-    /// method and body on the same origin only; credentials never go to another origin.
-    static func next(after response: HTTPResponse, for request: HTTPRequest, hasBody: Bool) -> HTTPRequest? {
-        guard [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["Location"],
-            let from = try? request.wireURL(), let to = URL(string: location, relativeTo: from)?.absoluteURL,
-            ["http", "https"].contains(to.scheme?.lowercased() ?? "")
-        else { return nil }
+    /// How many redirects one request follows before failing.
+    static let maximumRedirects = 10
+
+    /// The request that follows a redirect answer, or `nil` when `response` is the answer
+    /// (not a redirect, no `Location`, or a body that would go to another origin).
+    /// - Parameters:
+    ///   - response: The answer to `request`.
+    ///   - request: The request just sent.
+    ///   - hasBody: Whether it was sent with a body.
+    /// - Throws: ``NetworkError/Code/transport`` for a `Location` that is not an `http` or
+    ///   `https` URL.
+    static func next(after response: HTTPResponse, for request: HTTPRequest, hasBody: Bool) throws(NetworkError)
+        -> HTTPRequest?
+    {
+        guard statuses.contains(response.status), let location = response.headers["Location"] else { return nil }
+        let from = try request.wireURL()
+        guard let to = URL(string: location, relativeTo: from)?.absoluteURL else {
+            throw NetworkError(.transport, "The server redirected to a Location that is not a URL.")
+        }
+        guard let scheme = to.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
+            throw NetworkError(
+                .transport,
+                "The server redirected to a \(to.scheme ?? "relative") URL; only http and https are followed.")
+        }
+        guard to.host?.isEmpty == false else {
+            throw NetworkError(.transport, "The server redirected to a Location without a host.")
+        }
         var method = request.method
         var keepsBody = hasBody
         if response.status == 303 && method != .head

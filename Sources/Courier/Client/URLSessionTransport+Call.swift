@@ -47,9 +47,6 @@ extension URLSessionTransport {
             self.timedOut = timedOut
         }
 
-        /// Whether the request has a body (which `URLSession` would drop on a redirect).
-        var hasBody: Bool { body.length > 0 }
-
         /// Makes, registers and resumes the task, unless the call was stopped already.
         func start(
             _ continuation: CheckedContinuation<HTTPResponse, any Error>, in session: URLSession,
@@ -147,16 +144,18 @@ extension URLSessionTransport {
         }
 
         /// Ends the call with what `URLSession` delivered: the response, or `error`.
-        /// - Parameter response: A response to use instead of the one received (a 401 that
-        ///   `URLSession` reports only through an authentication challenge).
-        func complete(error: (any Error)?, response override: HTTPURLResponse? = nil) {
+        /// - Parameters:
+        ///   - override: A response to use instead of the one received (a 401 that
+        ///     `URLSession` reports only through an authentication challenge).
+        ///   - fallback: The task's response, used when none was received.
+        func complete(error: (any Error)?, override: HTTPURLResponse? = nil, fallback: HTTPURLResponse? = nil) {
             lock.lock()
             guard case .running(let continuation, _, let deadline) = state else {
                 lock.unlock()
                 return
             }
             state = .finished
-            let head = override ?? self.head
+            let head = override ?? self.head ?? fallback
             let collected = Result { () throws(NetworkError) in try sink.finish() }
             lock.unlock()
             deadline.cancel()

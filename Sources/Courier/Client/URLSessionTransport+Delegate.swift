@@ -12,25 +12,32 @@ extension URLSessionTransport {
     /// so the delegate completes the call with the 401 and its body (already received) and
     /// cancels the challenge.
     ///
+    /// Redirects are not followed by `URLSession`: each 3xx is delivered as the answer and the
+    /// transport follows it by ``RedirectPolicy``.
+    ///
+    /// One delegate serves the transport's session and the single-use sessions of requests that
+    /// are not idempotent, so calls are found by task object (task identifiers are per session).
+    /// A registered task is held, so its identity cannot be reused while it is registered.
+    ///
     /// `@unchecked Sendable`: `calls` is guarded by `lock`.
     final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         private let lock = NSLock()
-        private var calls: [Int: Call] = [:]
+        private var calls: [ObjectIdentifier: (task: URLSessionTask, call: Call)] = [:]
         private let tls: TLSOptions
 
         init(tls: TLSOptions) { self.tls = tls }
 
         func register(_ call: Call, for task: URLSessionTask) {
-            lock.withLock { calls[task.taskIdentifier] = call }
+            lock.withLock { calls[ObjectIdentifier(task)] = (task, call) }
         }
 
         /// Stops routing a task's callbacks (its call has ended early).
         func forget(_ task: URLSessionTask) {
-            _ = lock.withLock { calls.removeValue(forKey: task.taskIdentifier) }
+            _ = lock.withLock { calls.removeValue(forKey: ObjectIdentifier(task)) }
         }
 
         private func call(for task: URLSessionTask) -> Call? {
-            lock.withLock { calls[task.taskIdentifier] }
+            lock.withLock { calls[ObjectIdentifier(task)]?.call }
         }
 
         func urlSession(
@@ -46,8 +53,9 @@ extension URLSessionTransport {
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-            let call = lock.withLock { calls.removeValue(forKey: task.taskIdentifier) }
-            call?.complete(error: error)
+            let call = lock.withLock { calls.removeValue(forKey: ObjectIdentifier(task))?.call }
+            // A redirect answer may end without a `didReceive(response)`.
+            call?.complete(error: error, fallback: task.response as? HTTPURLResponse)
         }
 
         func urlSession(
@@ -67,7 +75,7 @@ extension URLSessionTransport {
                 }
             #endif
             if let failure = challenge.failureResponse as? HTTPURLResponse {
-                call(for: task)?.complete(error: nil, response: failure)
+                call(for: task)?.complete(error: nil, override: failure)
             }
             completionHandler(.cancelAuthenticationChallenge, nil)
         }
@@ -83,10 +91,7 @@ extension URLSessionTransport {
             _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
             newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
         ) {
-            let original = task.originalRequest ?? request
-            let hasBody = call(for: task)?.hasBody ?? (original.httpBody != nil)
-            completionHandler(
-                RedirectPolicy.follow(from: original, hasBody: hasBody, status: response.statusCode, to: request))
+            completionHandler(nil)
         }
     }
 }

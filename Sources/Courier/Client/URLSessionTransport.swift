@@ -13,9 +13,13 @@ import Foundation
 /// - an already-cancelled task never reaches `URLSession`, and a cancelled or timed-out request
 ///   is answered at once, without waiting for `URLSession` to wind the transfer down;
 /// - a 401 with `WWW-Authenticate: Basic` is answered by the session delegate instead of hanging;
-/// - on a redirect, credentials (`Authorization`, `Cookie`, token and other secret-named
-///   headers) never go to another origin, and a 307/308 keeps method and body on the same
-///   origin (replayed here, since `URLSession` drops the body) and is not followed elsewhere;
+/// - redirects are followed here, by the rules `CurlTransport` follows too: `http` and `https`
+///   only, credentials (`Authorization`, `Cookie`, token and other secret-named headers) never
+///   to another origin, and a body kept (FoundationNetworking would drop it) on the same origin
+///   only;
+/// - a request that is not idempotent (``HTTPRequest/isIdempotent``) goes out on a connection
+///   of its own: FoundationNetworking sends a request again, without its body, when a reused
+///   connection closes before the answer, so a `POST` could reach the server twice;
 /// - every request states its `Content-Type`, so a POST is never silently sent as a form;
 /// - a header with CR, LF or another control character fails with
 ///   ``NetworkError/Code/invalidRequest`` (FoundationNetworking would drop it silently and send
@@ -33,6 +37,7 @@ import Foundation
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
+    private let delegateQueue: OperationQueue
     /// Certificate authorities and pins; honoured on Apple platforms only (see ``init(configuration:tls:)``).
     public let tls: TLSOptions
 
@@ -57,6 +62,7 @@ public final class URLSessionTransport: Transport {
         #endif
         queue.maxConcurrentOperationCount = 1
         queue.name = "Courier.URLSessionTransport"
+        delegateQueue = queue
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
@@ -93,6 +99,30 @@ public final class URLSessionTransport: Transport {
         }
         // FoundationNetworking would drop a field with CR LF silently, and send a name as given.
         try request.checkWireSafety()
+        try checkSupported(request)
+        let deadline = ContinuousClock.now + request.timeout
+        let body = try await request.body.prepare()
+        defer { body.discard() }
+        var current = request
+        for _ in 0...RedirectPolicy.maximumRedirects {
+            let sendsBody = current.body != .none
+            let hopBody = sendsBody ? body : PreparedBody(.none, contentType: nil)
+            let call = Call(
+                request: try Self.makeURLRequest(current, contentType: hopBody.contentType), body: hopBody,
+                original: current, timeout: ContinuousClock.now.duration(to: deadline),
+                timedOut: NetworkError(.timedOut, "No complete answer within \(request.timeout)."))
+            let response = try await perform(call, isIdempotent: current.isIdempotent)
+            guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
+                return response
+            }
+            try checkSupported(next)
+            current = next
+        }
+        throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
+    }
+
+    /// Refuses what Linux `URLSession` cannot do safely, on every hop of a redirect.
+    private func checkSupported(_ request: HTTPRequest) throws(NetworkError) {
         #if !canImport(Security)
             if tls != TLSOptions(), request.url.scheme?.lowercased() == "https" {
                 throw NetworkError(
@@ -104,32 +134,21 @@ public final class URLSessionTransport: Transport {
                     .invalidRequest, "URLSession cannot reach an IPv6 literal host on Linux; use CurlTransport.")
             }
         #endif
-        let deadline = ContinuousClock.now + request.timeout
-        let body = try await request.body.prepare()
-        defer { body.discard() }
-        var current = request
-        for _ in 0..<Self.maximumReplays {
-            let call = Call(
-                request: try Self.makeURLRequest(current, contentType: body.contentType), body: body, original: request,
-                timeout: ContinuousClock.now.duration(to: deadline),
-                timedOut: NetworkError(.timedOut, "No complete answer within \(request.timeout)."))
-            let response = try await perform(call)
-            // URLSession follows other redirects itself; a 307/308 with a body it would send
-            // without the body, so the delegate stops it and it is replayed here.
-            guard response.status == 307 || response.status == 308, call.hasBody,
-                let next = RedirectPolicy.next(after: response, for: current, hasBody: true)
-            else { return response }
-            current = next
-        }
-        throw NetworkError(.transport, "Too many redirects.")
     }
 
-    /// How many 307/308 redirects with a body are replayed before giving up.
-    private static let maximumReplays = 10
-
-    /// Runs one `URLSession` task.
-    private func perform(_ call: Call) async throws -> HTTPResponse {
-        try await withTaskCancellationHandler {
+    /// Runs one `URLSession` task. On Linux a request that is not idempotent gets a session of
+    /// its own, whose only connection is new: FoundationNetworking re-sends a request whose
+    /// reused connection closed before the answer, whatever its method.
+    private func perform(_ call: Call, isIdempotent: Bool) async throws -> HTTPResponse {
+        var session = self.session
+        #if canImport(FoundationNetworking)
+            if !isIdempotent {
+                session = URLSession(
+                    configuration: self.session.configuration, delegate: delegate, delegateQueue: delegateQueue)
+            }
+        #endif
+        defer { if session !== self.session { session.finishTasksAndInvalidate() } }
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 call.start(continuation, in: session, registry: delegate)
             }

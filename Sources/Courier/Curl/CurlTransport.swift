@@ -108,7 +108,7 @@
             let body = try await request.body.prepare()
             defer { body.discard() }
             var current = request
-            for _ in 0..<Self.maximumRedirects {
+            for _ in 0...RedirectPolicy.maximumRedirects {
                 let remaining = ContinuousClock.now.duration(to: deadline)
                 guard remaining > .zero else {
                     throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
@@ -118,16 +118,13 @@
                     request: current, body: sendsBody ? body : PreparedBody(.none, contentType: nil),
                     timeout: remaining, deadline: request.timeout, tls: options.tls, cookieJar: cookieJar)
                 let response = try await perform(transfer)
-                guard let next = RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
+                guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
                     return response
                 }
                 current = next
             }
-            throw NetworkError(.transport, "Too many redirects.")
+            throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
         }
-
-        /// How many redirects are followed before giving up.
-        private static let maximumRedirects = 10
 
         private func perform(_ transfer: CurlTransfer) async throws -> HTTPResponse {
             try await withTaskCancellationHandler {

@@ -76,4 +76,54 @@ import Testing
         #expect(error?.status == 307)
         #expect(other.requests.isEmpty)
     }
+
+    @Test(
+        "a PUT or PATCH answered 301 or 302 on the same origin keeps its method and body",
+        arguments: [HTTPMethod.put, .patch], [301, 302])
+    func movedKeepsBody(_ method: HTTPMethod, _ status: Int) async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/old") { _ in .init(status: status, headers: ["Location": "/v1/new"]) }
+        backend.server.route("/v1/new") { request in
+            .envelope(data: request.method + " " + String(decoding: request.body, as: UTF8.self))
+        }
+        let endpoint = Endpoint<String>(
+            method: method, path: "old", body: .data(Data("name=new".utf8), contentType: "text/plain"),
+            decoding: .envelope)
+        let echoed = try await backend.client.send(endpoint)
+        #expect(echoed == "\(method.rawValue) name=new")
+    }
+
+    @Test(
+        "a redirect that is not to an http or https URL fails and sends nothing more",
+        arguments: ["file:///etc/passwd", "ftp://127.0.0.1/etc/passwd", "http://", "http:///etc/passwd"])
+    func onlyHTTPRedirects(_ location: String) async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/go") { _ in .init(status: 302, headers: ["Location": location]) }
+        let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("go")) }
+        #expect(error?.code == .transport, "\(String(describing: error))")
+        #expect(backend.server.requests.map(\.path) == ["/v1/go"])
+    }
+
+    @Test("a redirect loop ends after 10 redirects")
+    func loop() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .init(status: 302, headers: ["Location": "/v1/b"]) }
+        backend.server.route("/v1/b") { _ in .init(status: 302, headers: ["Location": "/v1/a"]) }
+        let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("a")) }
+        #expect(error?.code == .transport, "\(String(describing: error))")
+        #expect(backend.server.requests.count == 11, "the request and 10 redirects")
+    }
+
+    @Test("a 3xx without Location is the answer")
+    func noLocation() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/go") { _ in .init(status: 302) }
+        let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("go")) }
+        #expect(error?.code == .httpStatus)
+        #expect(error?.status == 302)
+    }
 }

@@ -87,6 +87,27 @@
             #expect(error?.message.contains("CurlTransport") == true)
         }
 
+        @Test("URLSessionTransport on Linux refuses an http to https redirect when TLS options are set")
+        func urlSessionRefusesUncheckedRedirect() async throws {
+            // Any listener will do as the https side: nothing may connect to it.
+            let secure = try FaultServer([.waitForHangUp])
+            let plain = try LoopbackServer()
+            defer {
+                secure.stop()
+                plain.stop()
+            }
+            plain.route("/go") { _ in .init(status: 302, headers: ["Location": "https://127.0.0.1:\(secure.port)/"]) }
+            let transport = URLSessionTransport(tls: TLSOptions(pinnedPublicKeys: ["sha256//wrong"]))
+            let client = NetworkClient(configuration: .init(baseURL: plain.baseURL, transport: transport))
+
+            let error = await networkError {
+                _ = try await client.send(Endpoint<HTTPResponse>(method: .get, path: "go", decoding: .response))
+            }
+
+            #expect(error?.code == .tls, "\(String(describing: error))")
+            #expect(secure.connections.isEmpty, "nothing went to the https server")
+        }
+
         @Test(
             "HTTP/2 is used over TLS when the server offers it",
             .enabled(if: TLSServer.nginxAvailable, "needs nginx (.ci/run installs it)"))
