@@ -102,7 +102,7 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     /// A one-line summary, safe to log: code, message, request, status, business code and
     /// message, coding path and a redacted body snippet of at most ``snippetLimit`` bytes.
     public var description: String {
-        var parts = ["NetworkError.\(code): \(message)"]
+        var parts = ["NetworkError.\(code): \(Redaction.redactText(message))"]
         if let request { parts.append("request: \(request)") }
         if let status { parts.append("status: \(status)") }
         if let businessCode { parts.append("business code: \(businessCode)") }

@@ -23,14 +23,15 @@ public enum Redaction {
         return extra.contains(lowered) || secretNameFragments.contains { lowered.contains($0) }
     }
 
-    /// Replaces secret values in free text: `"name": value` pairs of JSON and `name=value`
-    /// pairs of queries and forms, wherever they occur.
+    /// Replaces secret values in free text: `"name": value` pairs of JSON, `name=value` pairs
+    /// of queries and forms, and the user name and password of URLs (`http://ann:pw@host/`
+    /// becomes `http://<redacted>@host/`), wherever they occur.
     /// - Parameters:
     ///   - text: Text such as a URL or a body snippet.
     ///   - extra: More names (lower-case) to treat as secret.
     /// - Returns: The text with each secret value replaced by ``placeholder``.
     public static func redactText(_ text: String, extra: Set<String> = []) -> String {
-        let scalars = Array(text.unicodeScalars)
+        let scalars = Array(redactingUserInfo(in: text).unicodeScalars)
         var output = String.UnicodeScalarView()
         var index = 0
         while index < scalars.count {
@@ -44,6 +45,24 @@ public enum Redaction {
             }
         }
         return String(output)
+    }
+
+    /// Replaces the user information of every `scheme://user:password@host` in `text`.
+    static func redactingUserInfo(in text: String) -> String {
+        guard text.contains("@") else { return text }
+        var output = ""
+        var rest = Substring(text)
+        while let separator = rest.range(of: "://") {
+            output += rest[..<separator.upperBound]
+            rest = rest[separator.upperBound...]
+            // The authority ends at the path, query or fragment, or where the URL ends in the text.
+            let end = rest.firstIndex { "/?#\\ \t\r\n\"'<>".contains($0) } ?? rest.endIndex
+            if let at = rest[..<end].lastIndex(of: "@") {
+                output += placeholder
+                rest = rest[at...]
+            }
+        }
+        return output + rest
     }
 
     /// When a key starts at `index` (`"key":` or `key=`), returns the key and where its value starts.

@@ -130,10 +130,11 @@ public struct HTTPRequest: Sendable {
         return result
     }
 
-    /// `METHOD URL` with secret query values redacted, for errors and logs.
+    /// `METHOD URL` with secret query values and the URL's user name and password redacted,
+    /// for errors and logs.
     public var redactedDescription: String { redactedDescription(extra: []) }
 
-    /// `METHOD URL` with secret query values redacted.
+    /// `METHOD URL` with secret query values and the URL's user name and password redacted.
     /// - Parameter extra: More parameter names (lower-case) to treat as secret.
     /// - Returns: The description.
     public func redactedDescription(extra: Set<String>) -> String {
@@ -143,6 +144,6 @@ public struct HTTPRequest: Sendable {
             return PercentEncoding.encode(item.name) + "=" + value
         }
         let suffix = pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")
-        return "\(method.rawValue) \(url.absoluteString)\(suffix)"
+        return "\(method.rawValue) \(Redaction.redactText(url.absoluteString, extra: extra))\(suffix)"
     }
 }

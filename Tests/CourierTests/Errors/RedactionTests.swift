@@ -1,4 +1,6 @@
 import Courier
+import CourierTesting
+import Foundation
 import Testing
 
 @Suite struct RedactionTests {
@@ -24,5 +26,34 @@ import Testing
         #expect(secret.allSatisfy { Redaction.isSecret($0) })
         #expect(!["page", "deviceId", "version", "os", "title"].contains { Redaction.isSecret($0) })
         #expect(Redaction.isSecret("idCard", extra: ["idcard"]))
+    }
+
+    @Test(
+        "the user name and password of a URL are hidden wherever the URL appears",
+        arguments: [
+            ("GET http://alice:secret@host/x", "GET http://<redacted>@host/x"),
+            (
+                "see https://alice@host.example and ftp://a:b@c/d",
+                "see https://<redacted>@host.example and ftp://<redacted>@c/d"
+            ),
+            ("\"http://a:p%40ss@h:8080?q=1\"", "\"http://<redacted>@h:8080?q=1\""),
+            ("http://host/path@here ann@example.com", "http://host/path@here ann@example.com"),
+        ])
+    func userInfo(_ input: String, _ expected: String) {
+        #expect(Redaction.redactText(input) == expected)
+    }
+
+    @Test("a request to a URL with a user name and password keeps both out of errors and logs")
+    func userInfoOverTheWire() async throws {
+        let sink = CapturingSink()
+        let backend = try Backend { $0.interceptors = [.logging(sink: sink, includesDetails: true)] }
+        defer { backend.server.stop() }
+        let url = "http://alice:hunter2@127.0.0.1:\(backend.server.port)/v1/missing"
+        let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get(url)) }
+
+        #expect(error?.status == 404)
+        let text = "\(String(describing: error))\n\(sink.lines.joined(separator: "\n"))"
+        #expect(!text.contains("alice") && !text.contains("hunter2"), "\(text)")
+        #expect(text.contains("http://<redacted>@127.0.0.1"))
     }
 }
