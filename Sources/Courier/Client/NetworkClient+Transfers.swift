@@ -161,8 +161,10 @@ struct DownloadJob: Sendable {
     func store(_ response: HTTPResponse) throws(NetworkError) -> DownloadedFile {
         if response.bodyFile == nil {
             // A transport that does not stream to files (an in-memory mock) returns the bytes.
+            let output = try PrivateFile.create(at: partialFile)
+            defer { try? output.close() }
             do {
-                try response.body.write(to: partialFile)
+                try output.write(contentsOf: response.body)
             } catch {
                 throw NetworkError(.fileSystem, "The download could not be written.", underlying: error)
             }

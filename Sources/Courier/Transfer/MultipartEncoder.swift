@@ -117,13 +117,10 @@ struct MultipartEncoder {
     private func toTemporaryFile(boundary: String, expectedLength: Int64) throws -> URL {
         let directory = form.temporaryDirectory ?? FileManager.default.temporaryDirectory
         let url = directory.appendingPathComponent("courier-upload-\(UUID().uuidString).multipart")
-        guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        else {
-            throw NetworkError(.fileSystem, "The temporary file for the multipart body could not be created.")
-        }
+        // 0600 from the first instant, never through a symbolic link.
+        let output = try PrivateFile.create(at: url)
+        defer { try? output.close() }
         do {
-            let output = try FileHandle(forWritingTo: url)
-            defer { try? output.close() }
             let needle = Array(boundary.utf8)
             for field in form.fields.items {
                 let value = Data(field.value.utf8)

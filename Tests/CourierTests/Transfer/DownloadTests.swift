@@ -112,6 +112,37 @@ import Testing
         #expect(directory.names == ["report.bin"])
     }
 
+    @Test("the partial file is private (0600), and a symbolic link put in its place is never followed")
+    func partialFileIsPrivate() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        let content = patternedBytes(8_000_000, seed: 22)
+        let calls = Counter()
+        let broken = Self.file(content, fault: .closeMidBody(afterBytes: Self.brokenAt))
+        let whole = Self.file(content)
+        backend.server.route("/v1/report") { try await calls.increment() == 1 ? broken($0) : whole($0) }
+        let destination = directory.file("report.bin")
+        let error = await networkError {
+            _ = try await backend.client.download(.download("report"), to: destination).value
+        }
+        let resumeData = try #require(error?.resumeData)
+        let attributes = try FileManager.default.attributesOfItem(atPath: resumeData.partialFile.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+
+        // Someone swaps the partial file for a link to a file of theirs.
+        let victim = directory.file("victim.txt")
+        try Data("victim".utf8).write(to: victim)
+        try FileManager.default.removeItem(at: resumeData.partialFile)
+        try FileManager.default.createSymbolicLink(at: resumeData.partialFile, withDestinationURL: victim)
+        let resumed = await networkError { _ = try await backend.client.resumeDownload(resumeData).value }
+
+        #expect(resumed?.code == .fileSystem, "\(String(describing: resumed))")
+        #expect(try Data(contentsOf: victim) == Data("victim".utf8), "the link's target is untouched")
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
     @Test("a server without range support restarts the download cleanly")
     func resumeWithoutRanges() async throws {
         let directory = try TemporaryDirectory()

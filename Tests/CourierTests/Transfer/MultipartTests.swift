@@ -104,6 +104,33 @@ import Testing
         #expect(backend.server.requests.isEmpty)
     }
 
+    @Test("a multipart body written to a temporary file is private (0600) and removed afterwards")
+    func temporaryFileIsPrivate() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        let modes = Log()
+        backend.server.route("/v1/media") { _ in
+            // The body is on disk while the request is in flight.
+            for name in directory.names {
+                let attributes = try? FileManager.default.attributesOfItem(atPath: directory.file(name).path)
+                modes.append(String((attributes?[.posixPermissions] as? NSNumber)?.intValue ?? -1, radix: 8))
+            }
+            return .envelope(data: Media(id: 7))
+        }
+        var form = MultipartForm(fields: ["title": "x"])
+        form.append(name: "blob", data: patternedBytes(100_000), filename: "raw.bin")
+        form.memoryThreshold = 0
+        form.temporaryDirectory = directory.url
+
+        let media = try await backend.client.send(Endpoint<Media>.post("media", body: .multipart(form)))
+
+        #expect(media == Media(id: 7))
+        #expect(modes.all == ["600"], "one temporary file, mode 0600")
+        #expect(directory.names.isEmpty)
+    }
+
     @Test("a boundary found in the content is replaced by another")
     func boundaryCollision() async throws {
         let backend = try Backend()
