@@ -9,11 +9,10 @@
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#define MAX_INTERFACES 256
 
 int courier_netlink_open_monitor(void) {
     int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
@@ -77,35 +76,87 @@ static int dump(int fd, int type, unsigned int sequence, void (*handle)(struct n
     }
 }
 
+/// What the dumps say about one interface.
 typedef struct {
-    unsigned char up[MAX_INTERFACES];
-    unsigned char loopback[MAX_INTERFACES];
-    unsigned char addressed[MAX_INTERFACES];
-    unsigned char default_route[MAX_INTERFACES];
+    int index;
+    unsigned char up;
+    unsigned char loopback;
+    unsigned char addressed;
+    unsigned char default_route;
+} interface;
+
+/// Interfaces sorted by index. Indices are any positive int (busy container hosts and recreated
+/// tunnels reach the thousands), so there is no fixed table.
+typedef struct {
+    interface *interfaces;
+    size_t count;
+    size_t capacity;
     int any_default_route;
+    int out_of_memory;
 } scan;
+
+/// Where `index` is, or would be inserted, in the sorted list.
+static size_t position(const scan *state, int index) {
+    size_t low = 0, high = state->count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (state->interfaces[middle].index < index) low = middle + 1;
+        else high = middle;
+    }
+    return low;
+}
+
+/// The interface with `index`, or NULL when the link dump did not list it.
+static interface *find(scan *state, int index) {
+    size_t at = position(state, index);
+    return at < state->count && state->interfaces[at].index == index ? &state->interfaces[at] : NULL;
+}
+
+/// The interface with `index`, added when new; NULL when memory runs out.
+static interface *find_or_add(scan *state, int index) {
+    size_t at = position(state, index);
+    if (at < state->count && state->interfaces[at].index == index) return &state->interfaces[at];
+    if (state->count == state->capacity) {
+        size_t capacity = state->capacity ? state->capacity * 2 : 64;
+        interface *grown = realloc(state->interfaces, capacity * sizeof *grown);
+        if (!grown) {
+            state->out_of_memory = 1;
+            return NULL;
+        }
+        state->interfaces = grown;
+        state->capacity = capacity;
+    }
+    memmove(&state->interfaces[at + 1], &state->interfaces[at], (state->count - at) * sizeof *state->interfaces);
+    memset(&state->interfaces[at], 0, sizeof *state->interfaces);
+    state->interfaces[at].index = index;
+    state->count += 1;
+    return &state->interfaces[at];
+}
 
 static void handle_link(struct nlmsghdr *message, void *context) {
     scan *state = context;
-    if (message->nlmsg_type != RTM_NEWLINK) return;
+    if (message->nlmsg_type != RTM_NEWLINK || message->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifinfomsg))) return;
     struct ifinfomsg *info = NLMSG_DATA(message);
-    if (info->ifi_index <= 0 || info->ifi_index >= MAX_INTERFACES) return;
-    state->up[info->ifi_index] = (info->ifi_flags & IFF_UP) && (info->ifi_flags & IFF_RUNNING);
-    state->loopback[info->ifi_index] = (info->ifi_flags & IFF_LOOPBACK) != 0;
+    if (info->ifi_index <= 0) return;
+    interface *entry = find_or_add(state, info->ifi_index);
+    if (!entry) return;
+    entry->up = (info->ifi_flags & IFF_UP) && (info->ifi_flags & IFF_RUNNING);
+    entry->loopback = (info->ifi_flags & IFF_LOOPBACK) != 0;
 }
 
 static void handle_address(struct nlmsghdr *message, void *context) {
     scan *state = context;
-    if (message->nlmsg_type != RTM_NEWADDR) return;
+    if (message->nlmsg_type != RTM_NEWADDR || message->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifaddrmsg))) return;
     struct ifaddrmsg *info = NLMSG_DATA(message);
     // Link-local addresses (fe80::, 169.254/16 is universe scope but rare) do not make a path.
     if (info->ifa_scope != RT_SCOPE_UNIVERSE) return;
-    if (info->ifa_index > 0 && info->ifa_index < MAX_INTERFACES) state->addressed[info->ifa_index] = 1;
+    interface *entry = find(state, (int)info->ifa_index);
+    if (entry) entry->addressed = 1;
 }
 
 static void handle_route(struct nlmsghdr *message, void *context) {
     scan *state = context;
-    if (message->nlmsg_type != RTM_NEWROUTE) return;
+    if (message->nlmsg_type != RTM_NEWROUTE || message->nlmsg_len < NLMSG_LENGTH(sizeof(struct rtmsg))) return;
     struct rtmsg *route = NLMSG_DATA(message);
     if (route->rtm_dst_len != 0 || route->rtm_type != RTN_UNICAST) return;
     if (route->rtm_table == RT_TABLE_LOCAL) return;  // any other table may carry the default path
@@ -113,9 +164,9 @@ static void handle_route(struct nlmsghdr *message, void *context) {
     unsigned int remaining = RTM_PAYLOAD(message);
     for (struct rtattr *attribute = RTM_RTA(route); RTA_OK(attribute, remaining);
          attribute = RTA_NEXT(attribute, remaining)) {
-        if (attribute->rta_type == RTA_OIF) {
-            int index = *(int *)RTA_DATA(attribute);
-            if (index > 0 && index < MAX_INTERFACES) state->default_route[index] = 1;
+        if (attribute->rta_type == RTA_OIF && RTA_PAYLOAD(attribute) >= sizeof(int)) {
+            interface *entry = find(state, *(int *)RTA_DATA(attribute));
+            if (entry) entry->default_route = 1;
         }
     }
 }
@@ -128,18 +179,23 @@ int courier_netlink_snapshot(courier_net_state *result) {
     int status = dump(fd, RTM_GETLINK, 1, handle_link, &state);
     if (status == 0) status = dump(fd, RTM_GETADDR, 2, handle_address, &state);
     if (status == 0) status = dump(fd, RTM_GETROUTE, 3, handle_route, &state);
-    int saved = errno;
+    int saved = state.out_of_memory ? ENOMEM : errno;
+    if (state.out_of_memory) status = -1;
     close(fd);
+    if (status == 0) {
+        memset(result, 0, sizeof *result);
+        result->default_route = state.any_default_route;
+        for (size_t at = 0; at < state.count; at++) {
+            const interface *entry = &state.interfaces[at];
+            if (!entry->up || entry->loopback || !entry->addressed) continue;
+            result->usable_interfaces += 1;
+            if (entry->default_route) result->online = 1;
+        }
+    }
+    free(state.interfaces);
     if (status != 0) {
         errno = saved;
         return -1;
-    }
-    memset(result, 0, sizeof *result);
-    result->default_route = state.any_default_route;
-    for (int index = 1; index < MAX_INTERFACES; index++) {
-        if (!state.up[index] || state.loopback[index] || !state.addressed[index]) continue;
-        result->usable_interfaces += 1;
-        if (state.default_route[index]) result->online = 1;
     }
     return 0;
 }

@@ -89,5 +89,27 @@
                 "netlink reachability: online seen after \(up.map { "\($0)" } ?? "never"), offline after \(down.map { "\($0)" } ?? "never")"
             )
         }
+
+        @Test(
+            "an interface with an index above 256 (busy hosts, recreated tunnels) is seen online",
+            .enabled(if: canMakeNamespaces, "needs root and iproute2 to make a network namespace"))
+        func largeInterfaceIndex() async throws {
+            let name = "courier-\(UInt32.random(in: 0...UInt32.max))"
+            #expect(try await Self.run("netns", "add", name) == 0)
+            defer { Self.deleteNamespace(name) }
+            let monitor = NetlinkReachability(networkNamespace: "/var/run/netns/\(name)")
+            #expect(await Self.time(until: .offline, in: monitor) != nil)
+
+            let made = try await Self.run(
+                "-n", name, "link", "add", "veth-a", "index", "70000", "type", "veth", "peer", "name", "veth-b",
+                "index", "300")
+            #expect(made == 0)
+            try await Self.run("-n", name, "link", "set", "veth-a", "up")
+            try await Self.run("-n", name, "link", "set", "veth-b", "up")
+            try await Self.run("-n", name, "addr", "add", "192.0.2.2/24", "dev", "veth-b")
+            try await Self.run("-n", name, "route", "add", "default", "via", "192.0.2.1")
+
+            #expect(await Self.time(until: .online(.other), in: monitor) != nil)
+        }
     }
 #endif
