@@ -23,19 +23,27 @@
         /// `active.count`, readable from any thread.
         private var handles = 0
         private let finished = DispatchSemaphore(value: 0)
+        private let faults: CurlFaults
 
         /// How many easy handles libcurl holds now (for leak checks).
         var handleCount: Int { lock.withLock { handles } }
 
         /// Starts the loop thread.
-        /// - Parameter maximumConnectionsPerHost: libcurl's per-host connection limit.
-        init(maximumConnectionsPerHost: Int) throws(NetworkError) {
+        /// - Parameters:
+        ///   - maximumConnectionsPerHost: libcurl's per-host connection limit.
+        ///   - faults: Failures tests inject.
+        init(maximumConnectionsPerHost: Int, faults: CurlFaults = CurlFaults()) throws(NetworkError) {
             guard let multi = courier_curl_multi_init() else {
                 throw NetworkError(.transport, "libcurl could not make a multi handle.")
             }
-            self.multi = multi
-            _ = courier_curl_multi_setopt_long(
+            let code = courier_curl_multi_setopt_long(
                 multi, Int32(COURIER_CURLMOPT_MAX_HOST_CONNECTIONS), maximumConnectionsPerHost)
+            guard code == 0 else {
+                _ = courier_curl_multi_cleanup(multi)
+                throw NetworkError(.transport, "libcurl refused the connection limit (multi error \(code)).")
+            }
+            self.multi = multi
+            self.faults = faults
             let thread = Thread { [self] in run() }
             thread.name = "Courier.CurlTransport"
             thread.start()
@@ -44,21 +52,28 @@
         /// Hands a transfer to libcurl.
         func submit(_ transfer: CurlTransfer) {
             lock.withLock { additions.append(transfer) }
-            _ = courier_curl_multi_wakeup(multi)
+            wake()
         }
 
         /// Takes a transfer out of libcurl (after its caller was answered).
         func remove(_ transfer: CurlTransfer) {
             lock.withLock { removals.append(transfer) }
-            _ = courier_curl_multi_wakeup(multi)
+            wake()
         }
 
         /// Stops every transfer and ends the thread; waits for it.
         func shutDown() {
             lock.withLock { stopping = true }
-            _ = courier_curl_multi_wakeup(multi)
+            wake()
             finished.wait()
         }
+
+        /// Wakes the loop. Should libcurl fail to, the loop still looks for work within
+        /// ``pollInterval``.
+        private func wake() { _ = courier_curl_multi_wakeup(multi) }
+
+        /// The longest the loop sleeps without a wake-up.
+        private static let pollInterval: Int32 = 1000
 
         private func run() {
             var running: Int32 = 0
@@ -71,14 +86,20 @@
                     return (additions, removals, stopping)
                 }
                 for transfer in adding {
+                    let code = faults.addHandleResult ?? courier_curl_multi_add_handle(multi, transfer.easy)
+                    guard code == 0 else {
+                        transfer.stop(
+                            NetworkError(.transport, "libcurl could not start the transfer (multi error \(code))."))
+                        continue
+                    }
                     active[transfer.easy] = transfer
-                    _ = courier_curl_multi_add_handle(multi, transfer.easy)
                 }
+                // Removing a handle libcurl holds fails only for a handle it does not hold.
                 for transfer in removing where active.removeValue(forKey: transfer.easy) != nil {
                     _ = courier_curl_multi_remove_handle(multi, transfer.easy)
                 }
                 if stop { break }
-                _ = courier_curl_multi_perform(multi, &running)
+                let performed = courier_curl_multi_perform(multi, &running)
                 var easy: OpaquePointer?
                 var result: Int32 = 0
                 while courier_curl_multi_next_done(multi, &easy, &result) == 1 {
@@ -86,15 +107,26 @@
                     _ = courier_curl_multi_remove_handle(multi, easy)
                     transfer.complete(result: result)
                 }
-                _ = courier_curl_multi_poll(multi, 1000)
+                let polled = courier_curl_multi_poll(multi, Self.pollInterval)
+                // A multi handle that fails (out of memory) drives nothing: end what it holds,
+                // rather than leave callers waiting for their deadlines.
+                if let code = [performed, polled].first(where: { $0 > 0 }) {
+                    failAll(NetworkError(.transport, "libcurl's event loop failed (multi error \(code))."))
+                    Thread.sleep(forTimeInterval: 0.01)  // a poll that keeps failing must not spin
+                }
             }
-            for transfer in active.values {
-                _ = courier_curl_multi_remove_handle(multi, transfer.easy)
-                transfer.stop(NetworkError(.cancelled, "The transport was shut down."))
-            }
-            active.removeAll()
+            failAll(NetworkError(.cancelled, "The transport was shut down."))
             _ = courier_curl_multi_cleanup(multi)
             finished.signal()
+        }
+
+        /// Takes every transfer out of libcurl and answers its caller with `error`.
+        private func failAll(_ error: NetworkError) {
+            for transfer in active.values {
+                _ = courier_curl_multi_remove_handle(multi, transfer.easy)
+                transfer.stop(error)
+            }
+            active.removeAll()
         }
     }
 #endif

@@ -34,6 +34,7 @@
         private var requestBytes: UnsafeMutableRawBufferPointer?
         private var uploadDescriptor: Int32 = -1
         private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+        private let faults: CurlFaults
 
         /// Configures an easy handle for one exchange.
         /// - Parameters:
@@ -43,11 +44,13 @@
         ///   - deadline: The whole deadline, for the error message.
         ///   - tls: Certificate authorities and pins.
         ///   - cookieJar: Where cookies are kept, or `nil` to send and keep none.
+        ///   - faults: Failures tests inject.
         /// - Throws: ``NetworkError/Code/invalidRequest`` for a URL libcurl cannot take,
-        ///   ``NetworkError/Code/transport`` when no handle can be made.
+        ///   ``NetworkError/Code/tls`` when libcurl cannot check the TLS options,
+        ///   ``NetworkError/Code/transport`` when no handle can be made or an option is refused.
         init(
             request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration, tls: TLSOptions,
-            cookieJar: OpaquePointer?
+            cookieJar: OpaquePointer?, faults: CurlFaults = CurlFaults()
         ) throws(NetworkError) {
             guard let easy = courier_curl_easy_init() else {
                 throw NetworkError(.transport, "libcurl could not make a handle.")
@@ -57,6 +60,7 @@
             self.sink = ResponseBodySink(for: request)
             self.uploadLength = body.length
             self.deadline = deadline
+            self.faults = faults
             errorBuffer.initialize(repeating: 0, count: 256)
             try configure(request, body: body, timeout: timeout, tls: tls, cookieJar: cookieJar)
         }
@@ -71,89 +75,151 @@
 
         // MARK: - Configuration
 
-        private func set(_ option: Int32, _ value: Int) { _ = courier_curl_setopt_long(easy, option, value) }
+        /// Sets an option through `apply`, or returns the result code a test injected.
+        private func setOption(_ option: Int32, _ apply: (OpaquePointer) -> Int32) -> Int32 {
+            faults.refusedOptions[option] ?? apply(easy)
+        }
 
-        private func set(_ option: Int32, _ text: String) {
-            _ = text.withCString { courier_curl_setopt_pointer(easy, option, $0) }
+        private func set(_ option: Int32, _ value: Int) throws(NetworkError) {
+            try check(option, setOption(option) { courier_curl_setopt_long($0, option, value) })
+        }
+
+        private func set(_ option: Int32, _ text: String) throws(NetworkError) {
+            try check(option, setText(option, text))
+        }
+
+        private func setText(_ option: Int32, _ text: String) -> Int32 {
+            setOption(option) { easy in text.withCString { courier_curl_setopt_pointer(easy, option, $0) } }
+        }
+
+        private func set(_ option: Int32, pointer: UnsafeRawPointer?) throws(NetworkError) {
+            try check(option, setOption(option) { courier_curl_setopt_pointer($0, option, pointer) })
+        }
+
+        private func set(_ option: Int32, offset: Int64) throws(NetworkError) {
+            try check(option, setOption(option) { courier_curl_setopt_offset($0, option, offset) })
+        }
+
+        /// A request libcurl would send other than asked must not go out at all.
+        private func check(_ option: Int32, _ code: Int32) throws(NetworkError) {
+            guard code != Int32(COURIER_CURLE_OK) else { return }
+            throw NetworkError(
+                .transport, "libcurl refused option \(option) (\(Self.describe(code))); nothing was sent.")
+        }
+
+        private static func describe(_ code: Int32) -> String {
+            "libcurl \(code): \(String(cString: courier_curl_easy_strerror(code)))"
         }
 
         private func configure(
             _ request: HTTPRequest, body: PreparedBody, timeout: Duration, tls: TLSOptions, cookieJar: OpaquePointer?
         ) throws(NetworkError) {
             let url = try request.wireURL()
-            set(Int32(COURIER_CURLOPT_URL), url.absoluteString)
-            set(Int32(COURIER_CURLOPT_PROTOCOLS_STR), "http,https")
-            set(Int32(COURIER_CURLOPT_NOSIGNAL), 1)
-            set(Int32(COURIER_CURLOPT_TCP_NODELAY), 1)
-            set(Int32(COURIER_CURLOPT_HTTP_VERSION), Int(COURIER_CURL_HTTP_VERSION_2TLS))
+            try set(Int32(COURIER_CURLOPT_URL), url.absoluteString)
+            try configureProtocols()
+            try set(Int32(COURIER_CURLOPT_NOSIGNAL), 1)
+            try set(Int32(COURIER_CURLOPT_TCP_NODELAY), 1)
+            try set(Int32(COURIER_CURLOPT_HTTP_VERSION), Int(COURIER_CURL_HTTP_VERSION_2TLS))
             let milliseconds = max(1, Int((timeout.seconds * 1000).rounded(.up)))
-            set(Int32(COURIER_CURLOPT_TIMEOUT_MS), milliseconds)
-            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_ERRORBUFFER), errorBuffer)
-            if let authorities = tls.certificateAuthorities {
-                set(Int32(COURIER_CURLOPT_CAINFO), authorities.path)
-            }
-            if !tls.pinnedPublicKeys.isEmpty {
-                set(
-                    Int32(COURIER_CURLOPT_PINNEDPUBLICKEY),
-                    tls.pinnedPublicKeys.map { "sha256//" + $0 }.joined(separator: ";"))
-            }
+            try set(Int32(COURIER_CURLOPT_TIMEOUT_MS), milliseconds)
+            try set(Int32(COURIER_CURLOPT_ERRORBUFFER), pointer: errorBuffer)
+            try configureTLS(tls)
             // libcurl silently resends a request whose kept-alive connection closed without an
             // answer; the server may have acted on it. A request that must not go twice gets a
             // connection of its own, which libcurl never retries.
-            if !request.isIdempotent { set(Int32(COURIER_CURLOPT_FRESH_CONNECT), 1) }
+            if !request.isIdempotent { try set(Int32(COURIER_CURLOPT_FRESH_CONNECT), 1) }
             // Answers in memory may come compressed (every encoding libcurl decodes, as URLSession
             // asks); a download is written byte for byte and resumed by byte offsets, so it is not.
-            if request.download == nil { set(Int32(COURIER_CURLOPT_ACCEPT_ENCODING), "") }
+            // A libcurl built without decoders refuses: then nothing compressed is asked for.
+            if request.download == nil { _ = setText(Int32(COURIER_CURLOPT_ACCEPT_ENCODING), "") }
             // libcurl would add the jar's cookies as a second `Cookie` header next to the caller's.
-            if let cookieJar, request.headers["Cookie"] == nil { _ = courier_curl_cookie_jar_use(easy, cookieJar) }
+            if let cookieJar, request.headers["Cookie"] == nil {
+                let code = courier_curl_cookie_jar_use(easy, cookieJar)
+                guard code == Int32(COURIER_CURLE_OK) else {
+                    throw NetworkError(.transport, "libcurl could not attach the cookie jar (\(Self.describe(code))).")
+                }
+            }
             try configureMethodAndBody(request.method, body)
-            configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
-            installCallbacks()
+            try configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
+            try installCallbacks()
+        }
+
+        /// http and https only, on every hop libcurl might take. `PROTOCOLS_STR` needs libcurl
+        /// 7.85; older ones (Ubuntu 22.04 ships 7.81) know only the bit mask.
+        private func configureProtocols() throws(NetworkError) {
+            let code = setText(Int32(COURIER_CURLOPT_PROTOCOLS_STR), "http,https")
+            if code == Int32(COURIER_CURLE_UNKNOWN_OPTION) {
+                try set(Int32(COURIER_CURLOPT_PROTOCOLS), Int(COURIER_CURLPROTO_HTTP | COURIER_CURLPROTO_HTTPS))
+            } else {
+                try check(Int32(COURIER_CURLOPT_PROTOCOLS_STR), code)
+            }
+        }
+
+        /// Certificate authorities and pins, failing closed: a libcurl that cannot pin (some
+        /// TLS backends cannot) must not connect as if it had.
+        private func configureTLS(_ tls: TLSOptions) throws(NetworkError) {
+            if let authorities = tls.certificateAuthorities {
+                let code = setText(Int32(COURIER_CURLOPT_CAINFO), authorities.path)
+                guard code == Int32(COURIER_CURLE_OK) else {
+                    throw NetworkError(
+                        .tls,
+                        "libcurl cannot use the certificate authorities (\(Self.describe(code))); nothing was sent.")
+                }
+            }
+            if !tls.pinnedPublicKeys.isEmpty {
+                let pins = tls.pinnedPublicKeys.map { "sha256//" + $0 }.joined(separator: ";")
+                let code = setText(Int32(COURIER_CURLOPT_PINNEDPUBLICKEY), pins)
+                guard code == Int32(COURIER_CURLE_OK) else {
+                    throw NetworkError(
+                        .tls, "This libcurl cannot check public-key pins (\(Self.describe(code))); nothing was sent.")
+                }
+            }
         }
 
         private func configureMethodAndBody(_ method: HTTPMethod, _ body: PreparedBody) throws(NetworkError) {
             switch body.content {
             case .none:
                 switch method {
-                case .get: set(Int32(COURIER_CURLOPT_HTTPGET), 1)
-                case .head: set(Int32(COURIER_CURLOPT_NOBODY), 1)
+                case .get: try set(Int32(COURIER_CURLOPT_HTTPGET), 1)
+                case .head: try set(Int32(COURIER_CURLOPT_NOBODY), 1)
                 case .post:
-                    set(Int32(COURIER_CURLOPT_POST), 1)
-                    _ = courier_curl_setopt_offset(easy, Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), 0)
-                default: set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
+                    try set(Int32(COURIER_CURLOPT_POST), 1)
+                    try set(Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), offset: 0)
+                default: try set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
                 }
             case .data(let data):
                 let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(data.count, 1), alignment: 1)
                 data.copyBytes(to: bytes)
                 requestBytes = bytes
-                _ = courier_curl_setopt_offset(easy, Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), Int64(data.count))
-                _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_POSTFIELDS), bytes.baseAddress)
-                if method != .post { set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue) }
+                try set(Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), offset: Int64(data.count))
+                try set(Int32(COURIER_CURLOPT_POSTFIELDS), pointer: bytes.baseAddress)
+                if method != .post { try set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue) }
             case .file(let url, let length):
                 uploadDescriptor = open(url.path, O_RDONLY | O_CLOEXEC)
                 guard uploadDescriptor >= 0 else {
                     throw NetworkError(.fileSystem, "The upload file \(url.lastPathComponent) cannot be opened.")
                 }
-                set(Int32(COURIER_CURLOPT_UPLOAD), 1)
-                _ = courier_curl_setopt_offset(easy, Int32(COURIER_CURLOPT_INFILESIZE_LARGE), length)
-                set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
+                try set(Int32(COURIER_CURLOPT_UPLOAD), 1)
+                try set(Int32(COURIER_CURLOPT_INFILESIZE_LARGE), offset: length)
+                try set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
             }
         }
 
-        private func configureHeaders(_ fields: HTTPHeaders, hasBody: Bool) {
-            var list: OpaquePointer?
-            for field in fields {
-                list = courier_curl_slist_append(list, "\(field.name): \(field.value)")
-            }
+        private func configureHeaders(_ fields: HTTPHeaders, hasBody: Bool) throws(NetworkError) {
+            var lines = fields.map { "\($0.name): \($0.value)" }
             // What URLSession adds unless the request says otherwise.
-            for (name, value) in Self.defaultFields where fields[name] == nil {
-                list = courier_curl_slist_append(list, "\(name): \(value)")
-            }
+            for (name, value) in Self.defaultFields where fields[name] == nil { lines.append("\(name): \(value)") }
             // No `Expect: 100-continue` round trip, and no form type libcurl would add to a POST.
-            list = courier_curl_slist_append(list, "Expect:")
-            if fields["Content-Type"] == nil { list = courier_curl_slist_append(list, "Content-Type:") }
-            headerList = list
-            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_HTTPHEADER), UnsafeRawPointer(list))
+            lines.append("Expect:")
+            if fields["Content-Type"] == nil { lines.append("Content-Type:") }
+            for line in lines {
+                // On failure libcurl returns NULL and leaves the list as it was (freed in deinit).
+                guard let list = courier_curl_slist_append(headerList, line) else {
+                    throw NetworkError(.transport, "libcurl could not store the request's header fields.")
+                }
+                headerList = list
+            }
+            try set(Int32(COURIER_CURLOPT_HTTPHEADER), pointer: UnsafeRawPointer(headerList))
         }
 
         /// `User-Agent` (`process Courier libcurl/7.88.1`) and `Accept-Language` (the
@@ -167,25 +233,25 @@
             return fields
         }()
 
-        private func installCallbacks() {
+        private func installCallbacks() throws(NetworkError) {
             let me = Unmanaged.passUnretained(self).toOpaque()
-            func install(_ callback: CFunction, _ function: Int32, data: Int32) {
-                _ = courier_curl_setopt_function(easy, function, callback)
-                _ = courier_curl_setopt_pointer(easy, data, me)
+            func install(_ callback: CFunction, _ function: Int32, data: Int32) throws(NetworkError) {
+                try check(function, setOption(function) { courier_curl_setopt_function($0, function, callback) })
+                try set(data, pointer: me)
             }
-            install(
+            try install(
                 unsafeBitCast(curlHeaderCallback, to: CFunction.self), Int32(COURIER_CURLOPT_HEADERFUNCTION),
                 data: Int32(COURIER_CURLOPT_HEADERDATA))
-            install(
+            try install(
                 unsafeBitCast(curlWriteCallback, to: CFunction.self), Int32(COURIER_CURLOPT_WRITEFUNCTION),
                 data: Int32(COURIER_CURLOPT_WRITEDATA))
-            install(
+            try install(
                 unsafeBitCast(curlReadCallback, to: CFunction.self), Int32(COURIER_CURLOPT_READFUNCTION),
                 data: Int32(COURIER_CURLOPT_READDATA))
-            install(
+            try install(
                 unsafeBitCast(curlProgressCallback, to: CFunction.self), Int32(COURIER_CURLOPT_XFERINFOFUNCTION),
                 data: Int32(COURIER_CURLOPT_XFERINFODATA))
-            set(Int32(COURIER_CURLOPT_NOPROGRESS), 0)
+            try set(Int32(COURIER_CURLOPT_NOPROGRESS), 0)
         }
 
         // MARK: - Life cycle

@@ -52,6 +52,7 @@
         private let loop: CurlEventLoop
         /// libcurl's cookie store; safe to share between threads (it locks itself).
         private nonisolated(unsafe) let cookieJar: OpaquePointer?
+        private let faults: CurlFaults
 
         /// Whether libcurl could be loaded on this machine.
         public static var isAvailable: Bool { courier_curl_load() == 0 }
@@ -64,7 +65,12 @@
         /// Creates a transport with its own event-loop thread.
         /// - Parameter options: TLS and connection settings.
         /// - Throws: ``NetworkError/Code/transport`` when libcurl cannot be loaded.
-        public init(options: Options = Options()) throws(NetworkError) {
+        public convenience init(options: Options = Options()) throws(NetworkError) {
+            try self.init(options: options, faults: CurlFaults())
+        }
+
+        /// Creates a transport whose libcurl calls fail as `faults` says (for tests).
+        init(options: Options, faults: CurlFaults) throws(NetworkError) {
             guard courier_curl_load() == 0 else {
                 let reason = courier_curl_load_error().map { String(cString: $0) } ?? "unknown"
                 throw NetworkError(.transport, "libcurl.so.4 could not be loaded: \(reason).")
@@ -77,13 +83,15 @@
                 cookieJar = jar
             }
             do {
-                loop = try CurlEventLoop(maximumConnectionsPerHost: options.maximumConnectionsPerHost)
+                loop = try CurlEventLoop(
+                    maximumConnectionsPerHost: options.maximumConnectionsPerHost, faults: faults)
             } catch {
                 if let cookieJar { _ = courier_curl_cookie_jar_destroy(cookieJar) }
                 throw error
             }
             self.options = options
             self.cookieJar = cookieJar
+            self.faults = faults
         }
 
         deinit {
@@ -116,7 +124,8 @@
                 let sendsBody = current.body != .none
                 let transfer = try CurlTransfer(
                     request: current, body: sendsBody ? body : PreparedBody(.none, contentType: nil),
-                    timeout: remaining, deadline: request.timeout, tls: options.tls, cookieJar: cookieJar)
+                    timeout: remaining, deadline: request.timeout, tls: options.tls, cookieJar: cookieJar,
+                    faults: faults)
                 let response = try await perform(transfer)
                 guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
                     return response
