@@ -45,21 +45,16 @@ extension HTTPRequest {
         body = .json(try Self.merging(parameters, merge, into: data))
     }
 
-    /// Adds parameters as string members of a top-level JSON object.
+    /// Adds parameters as string members of a top-level JSON object, in its text: the caller's
+    /// own members stay byte for byte as written.
     private static func merging(_ parameters: Parameters, _ merge: ParameterMerge, into json: Data)
         throws(NetworkError) -> Data
     {
-        guard var object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
-            throw NetworkError(.invalidRequest, "Parameters can only be added to a JSON body that is an object.")
+        var object = try JSONObjectText(json)
+        for item in parameters.items where merge == .replaceExisting || !object.contains(item.name) {
+            object.set(item.name, to: item.value)
         }
-        for item in parameters.items where merge == .replaceExisting || object[item.name] == nil {
-            object[item.name] = item.value
-        }
-        do {
-            return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        } catch {
-            throw NetworkError(.invalidRequest, "The JSON body could not be re-encoded.", underlying: error)
-        }
+        return object.data
     }
 }
 

@@ -16,12 +16,18 @@ enum EnvelopeProbe {
         return integer(object[format.codeKey], allowingStrings: format.acceptsStringCodes)
     }
 
-    /// An integer from a JSON number or a numeric string.
+    /// An integer from a JSON number or a numeric string; `nil` for anything else, including a
+    /// number that is not an integer exactly (`1.5`, `1e300`) and `true`.
     static func integer(_ value: Any?, allowingStrings: Bool = true) -> Int? {
         switch value {
-        case let number as NSNumber: number.intValue
-        case let text as String where allowingStrings: Int(text.trimmingCharacters(in: .whitespaces))
-        default: nil
+        case let number as NSNumber:
+            // A JSON `true` is a number too ("c", a C char); a code never is a boolean.
+            guard String(cString: number.objCType) != "c" else { return nil }
+            // Past Int64 or with a fraction, `int64Value` is some other number: no code at all.
+            let integer = number.int64Value
+            return number.isEqual(to: NSNumber(value: integer)) ? Int(exactly: integer) : nil
+        case let text as String where allowingStrings: return Int(text.trimmingCharacters(in: .whitespaces))
+        default: return nil
         }
     }
 }

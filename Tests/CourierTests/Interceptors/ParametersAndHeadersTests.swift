@@ -91,6 +91,31 @@ import Testing
         #expect(backend.server.requests[1].query["version"] == "3.2.0")
     }
 
+    @Test("added parameters leave the caller's JSON as encoded: key order and numbers past Double")
+    func jsonKeptExactly() async throws {
+        struct Order: Codable, Sendable, Equatable {
+            let zone: String
+            let amount: UInt64
+            let os: String
+        }
+        let backend = try Backend {
+            $0.interceptors = [
+                Self.common, .token(store: InMemoryTokenStore(token: "t1"), placement: .parameter("token")) { "t2" },
+            ]
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .empty204 }
+        let order = Order(zone: "z", amount: .max, os: "android")
+        _ = try await backend.client.send(Endpoint<EmptyResponse>.post("a", body: .json(order), decoding: .empty))
+
+        let received = String(decoding: try #require(backend.server.requests.first).body, as: UTF8.self)
+        // The encoder's own text (its key order is its own), then the added members.
+        let added = #","version":"3.2.0","deviceId":"dev 1/é","token":"t1"}"#
+        let own = try #require(received.hasSuffix(added) ? received.dropLast(added.count) + "}" : nil, "\(received)")
+        #expect(own.contains(#""amount":18446744073709551615"#), "\(own)")
+        #expect(try JSONDecoder().decode(Order.self, from: Data(own.utf8)) == order)
+    }
+
     @Test("a JSON body that is not an object cannot take common parameters")
     func jsonArray() async throws {
         let transport = MockTransport { _ in .json("{}") }
