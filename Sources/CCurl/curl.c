@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 typedef struct {
     int msg;
@@ -118,6 +120,31 @@ int courier_curl_getinfo_offset(courier_curl_easy *easy, int info, int64_t *valu
     return curl.easy_getinfo(easy, info, value);
 }
 const char *courier_curl_easy_strerror(int code) { return curl.easy_strerror(code); }
+
+int courier_curl_last_socket(courier_curl_easy *easy) {
+    int socket = -1;  // curl_socket_t is an int on Linux
+    if (curl.easy_getinfo(easy, COURIER_CURLINFO_ACTIVESOCKET, &socket) != 0) return -1;
+    return socket;
+}
+
+static int port_of(struct sockaddr_storage *address) {
+    if (address->ss_family == AF_INET) return ntohs(((struct sockaddr_in *)address)->sin_port);
+    if (address->ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)address)->sin6_port);
+    return -1;
+}
+
+int courier_socket_discard_if_unread(int socket, int local_port, int peer_port) {
+    struct sockaddr_storage local, peer;
+    socklen_t local_length = sizeof local, peer_length = sizeof peer;
+    // The descriptor may have been closed and reused since: it must still be that connection.
+    if (getsockname(socket, (struct sockaddr *)&local, &local_length) != 0 || port_of(&local) != local_port) return 0;
+    if (getpeername(socket, (struct sockaddr *)&peer, &peer_length) != 0 || port_of(&peer) != peer_port) return 0;
+    char byte;
+    if (recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0) return 0;
+    // Dead from now on: libcurl closes it instead of keeping it for another request.
+    shutdown(socket, SHUT_RDWR);
+    return 1;
+}
 
 courier_curl_slist *courier_curl_slist_append(courier_curl_slist *list, const char *line) {
     return curl.slist_append(list, line);

@@ -34,6 +34,12 @@ int courier_curl_setopt_function(courier_curl_easy *easy, int option, void (*fun
 int courier_curl_getinfo_long(courier_curl_easy *easy, int info, long *value);
 int courier_curl_getinfo_offset(courier_curl_easy *easy, int info, int64_t *value);
 const char *courier_curl_easy_strerror(int code);
+/// The socket of the connection `easy` last used (after its transfer), or -1.
+int courier_curl_last_socket(courier_curl_easy *easy);
+/// When `socket` is still the connection from `local_port` to `peer_port` and holds bytes
+/// nobody asked for yet (what an earlier answer sent past its end), shuts it down and
+/// returns 1; otherwise returns 0.
+int courier_socket_discard_if_unread(int socket, int local_port, int peer_port);
 
 // Header lists.
 courier_curl_slist *courier_curl_slist_append(courier_curl_slist *list, const char *line);
@@ -97,6 +103,8 @@ enum {
     COURIER_CURLOPT_PROTOCOLS = 181,
     COURIER_CURLOPT_XFERINFOFUNCTION = 20219,
     COURIER_CURLOPT_PINNEDPUBLICKEY = 10230,
+    COURIER_CURLOPT_PREREQFUNCTION = 20312,
+    COURIER_CURLOPT_PREREQDATA = 10313,
     COURIER_CURLOPT_PROTOCOLS_STR = 10318,
 };
 
@@ -109,12 +117,15 @@ enum {
 // Information numbers (CURLINFO_*: type base + number).
 enum {
     COURIER_CURLINFO_RESPONSE_CODE = 0x200002,
+    COURIER_CURLINFO_PRIMARY_PORT = 0x200028,
+    COURIER_CURLINFO_LOCAL_PORT = 0x20002A,
     COURIER_CURLINFO_HTTP_VERSION = 0x20002E,
     COURIER_CURLINFO_TOTAL_TIME_T = 0x600032,
     COURIER_CURLINFO_NAMELOOKUP_TIME_T = 0x600033,
     COURIER_CURLINFO_CONNECT_TIME_T = 0x600034,
     COURIER_CURLINFO_STARTTRANSFER_TIME_T = 0x600036,
     COURIER_CURLINFO_APPCONNECT_TIME_T = 0x600038,
+    COURIER_CURLINFO_ACTIVESOCKET = 0x50002C,
 };
 
 // Values.

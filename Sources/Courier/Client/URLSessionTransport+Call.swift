@@ -5,28 +5,36 @@ import Foundation
 #endif
 
 extension URLSessionTransport {
-    /// One request's life: not started → running → finished, whichever of completion,
-    /// cancellation and the deadline comes first. The caller is answered exactly once, at once;
-    /// `URLSession` is told to stop only while its task is still running.
+    /// One request's life: not started → starting → running → finished, whichever of
+    /// completion, cancellation and the deadline comes first. The caller is answered exactly
+    /// once, at once; `URLSession` is told to stop only while its task is still running.
+    ///
+    /// FoundationNetworking makes and resumes a task by waiting for its process-wide work queue,
+    /// which another answer (10,000 header lines, say) can hold for a second. So the deadline is
+    /// armed first, and the task is made and resumed on ``URLSessionTransport/blockingCalls``,
+    /// never on a Swift concurrency thread: with those waiting, no task in the process (the one
+    /// a deadline answers included) could run.
     ///
     /// `@unchecked Sendable`: all mutable state is guarded by `lock`.
     final class Call: @unchecked Sendable {
         private enum State {
             case idle
             case stoppedBeforeStart(NetworkError)
-            case running(CheckedContinuation<HTTPResponse, any Error>, URLSessionDataTask, any DispatchSourceTimer)
+            case starting(CheckedContinuation<HTTPResponse, any Error>)
+            case running(CheckedContinuation<HTTPResponse, any Error>, URLSessionDataTask)
             case finished
         }
 
         private let lock = NSLock()
         private var state = State.idle
+        private var timer: (any DispatchSourceTimer)?
         private weak var registry: SessionDelegate?
         private var head: HTTPURLResponse?
         private let sink: ResponseBodySink
         private let request: URLRequest
         private let body: PreparedBody
         private let progress: ProgressReporter?
-        private let timeout: Duration
+        private let deadline: ContinuousClock.Instant
         private let timedOut: NetworkError
 
         /// - Parameters:
@@ -34,41 +42,55 @@ extension URLSessionTransport {
         ///   - body: The body: bytes, or a file to stream.
         ///   - original: The request it was made from: where the answer's body goes, its
         ///     limits, where progress is reported.
-        ///   - timeout: The time left until the deadline.
+        ///   - deadline: When the request must have its answer.
         ///   - timedOut: The error thrown when it passes.
         init(
-            request: URLRequest, body: PreparedBody, original: HTTPRequest, timeout: Duration, timedOut: NetworkError
+            request: URLRequest, body: PreparedBody, original: HTTPRequest, deadline: ContinuousClock.Instant,
+            timedOut: NetworkError
         ) {
             self.request = request
             self.body = body
             self.progress = original.progress
             self.sink = ResponseBodySink(for: original)
-            self.timeout = timeout
+            self.deadline = deadline
             self.timedOut = timedOut
         }
 
-        /// Makes, registers and resumes the task, unless the call was stopped already.
+        /// Arms the deadline, then makes, registers and resumes the task off the calling thread,
+        /// unless the call was stopped already.
         func start(
             _ continuation: CheckedContinuation<HTTPResponse, any Error>, in session: URLSession,
             registry: SessionDelegate
         ) {
-            lock.lock()
-            if case .stoppedBeforeStart(let error) = state {
-                state = .finished
-                lock.unlock()
-                continuation.resume(throwing: error)
-                return
+            let stopped: NetworkError? = lock.withLock {
+                if case .stoppedBeforeStart(let error) = state {
+                    state = .finished
+                    return error
+                }
+                state = .starting(continuation)
+                self.registry = registry
+                // A timer source, cancelled when the call ends, holds nothing once it is over.
+                let timer = DispatchSource.makeTimerSource(queue: .global())
+                timer.schedule(deadline: .now() + max(ContinuousClock.now.duration(to: deadline).seconds, 0))
+                timer.setEventHandler { [weak self, timedOut] in self?.stop(timedOut) }
+                self.timer = timer
+                timer.resume()
+                return nil
             }
+            if let stopped { return continuation.resume(throwing: stopped) }
+            URLSessionTransport.blockingCalls.async { self.launch(in: session, registry: registry) }
+        }
+
+        private func launch(in session: URLSession, registry: SessionDelegate) {
             let task = makeTask(in: session)
-            self.registry = registry
-            registry.register(self, for: task)
-            // A timer source, cancelled on completion, holds nothing once the call is over.
-            let deadline = DispatchSource.makeTimerSource(queue: .global())
-            deadline.schedule(deadline: .now() + timeout.seconds)
-            deadline.setEventHandler { [weak self, timedOut] in self?.stop(timedOut) }
-            state = .running(continuation, task, deadline)
-            lock.unlock()
-            deadline.resume()
+            let started: Bool = lock.withLock {
+                guard case .starting(let continuation) = state else { return false }
+                state = .running(continuation, task)
+                registry.register(self, for: task)
+                return true
+            }
+            // Stopped while the task was being made: the caller has its answer; the task never runs.
+            guard started else { return task.cancel() }
             task.resume()
         }
 
@@ -93,12 +115,17 @@ extension URLSessionTransport {
             case .idle:
                 state = .stoppedBeforeStart(error)
                 lock.unlock()
-            case .running(let continuation, let task, let deadline):
+            case .starting(let continuation):
+                state = .finished
+                lock.unlock()
+                timer?.cancel()
+                continuation.resume(throwing: error)
+            case .running(let continuation, let task):
                 state = .finished
                 let error = Self.attaching(head, to: error)
                 _ = try? sink.finish()
                 lock.unlock()
-                deadline.cancel()
+                timer?.cancel()
                 // The caller is answered first: `cancel()` waits for FoundationNetworking's
                 // process-wide work queue, which a flooding answer can keep busy for seconds.
                 continuation.resume(throwing: error)
@@ -150,7 +177,7 @@ extension URLSessionTransport {
         ///   - fallback: The task's response, used when none was received.
         func complete(error: (any Error)?, override: HTTPURLResponse? = nil, fallback: HTTPURLResponse? = nil) {
             lock.lock()
-            guard case .running(let continuation, _, let deadline) = state else {
+            guard case .running(let continuation, _) = state else {
                 lock.unlock()
                 return
             }
@@ -158,7 +185,7 @@ extension URLSessionTransport {
             let head = override ?? self.head ?? fallback
             let collected = Result { () throws(NetworkError) in try sink.finish() }
             lock.unlock()
-            deadline.cancel()
+            timer?.cancel()
             if let error {
                 continuation.resume(throwing: Self.attaching(head, to: Self.networkError(for: error)))
             } else if let head {
@@ -211,17 +238,28 @@ extension URLSessionTransport {
                 return NetworkError(.transport, "The connection was lost.", underlying: urlError)
             case .cannotFindHost, .dnsLookupFailed:
                 return NetworkError(.transport, "The host name could not be resolved.", underlying: urlError)
-            case .badURL, .unsupportedURL:
+            case .badURL:
                 return NetworkError(.invalidRequest, "The URL is not supported.", underlying: urlError)
+            // Only http and https URLs are sent, so this is libcurl's "unsupported protocol":
+            // an answer that is not HTTP (no status line, an unknown version).
+            case .unsupportedURL:
+                return NetworkError(.transport, "The server's answer is not valid HTTP.", underlying: urlError)
             default:
                 // FoundationNetworking reports most libcurl failures as -1; curl's own words
                 // ("transfer closed with 3000000 bytes remaining to read") are in the cause.
                 let cause = (urlError.userInfo[NSUnderlyingErrorKey] as? NSError)?.localizedDescription
                 let detail = cause.map { ": \($0)" } ?? ""
                 // libcurl's own cap on a header block (300 KB in Debian's and newer builds).
-                if cause?.hasPrefix("Too large response header") == true {
+                // libcurl refuses a header line over 100 KB as "out of memory".
+                if cause?.hasPrefix("Too large response header") == true || cause == "Out of memory" {
                     return NetworkError(
                         .responseTooLarge, "The answer's header is too large\(detail).", underlying: urlError)
+                }
+                if cause == "Failed writing header" {
+                    return NetworkError(
+                        .transport,
+                        "FoundationNetworking cannot read the answer's header (bytes that are not UTF-8?); CurlTransport can.",
+                        underlying: urlError)
                 }
                 return NetworkError(
                     .transport, "The transfer failed (URLError \(urlError.code.rawValue))\(detail).",

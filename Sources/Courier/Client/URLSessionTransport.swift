@@ -72,7 +72,8 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Where calls into `URLSession` that wait for FoundationNetworking's process-wide work
-    /// queue run, one at a time: a task's `cancel()` and a session's `invalidateAndCancel()`.
+    /// queue run, one at a time: making, resuming and cancelling a task, and a session's
+    /// `invalidateAndCancel()`.
     /// While an answer floods that queue they can wait for seconds; here they hold neither the
     /// caller (a Swift task, a deinit) nor Dispatch's shared threads, where deadline timers run.
     static let blockingCalls = DispatchQueue(label: "Courier.URLSessionTransport.blockingCalls")
@@ -109,7 +110,7 @@ public final class URLSessionTransport: Transport {
             let hopBody = sendsBody ? body : PreparedBody(.none, contentType: nil)
             let call = Call(
                 request: try Self.makeURLRequest(current, contentType: hopBody.contentType), body: hopBody,
-                original: current, timeout: ContinuousClock.now.duration(to: deadline),
+                original: current, deadline: deadline,
                 timedOut: NetworkError(.timedOut, "No complete answer within \(request.timeout)."))
             let response = try await perform(call, isIdempotent: current.isIdempotent)
             guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {

@@ -24,6 +24,8 @@
         private var handles = 0
         private let finished = DispatchSemaphore(value: 0)
         private let faults: CurlFaults
+        /// The plain-HTTP connections libcurl keeps, checked before each reuse (loop thread).
+        let keptConnections = KeptConnections()
 
         /// How many easy handles libcurl holds now (for leak checks).
         var handleCount: Int { lock.withLock { handles } }
@@ -104,6 +106,8 @@
                 var result: Int32 = 0
                 while courier_curl_multi_next_done(multi, &easy, &result) == 1 {
                     guard let easy, let transfer = active.removeValue(forKey: easy) else { continue }
+                    // Only while the handle is in libcurl does it know its connection's socket.
+                    if transfer.checksConnection { keptConnections.record(easy) }
                     _ = courier_curl_multi_remove_handle(multi, easy)
                     transfer.complete(result: result)
                 }

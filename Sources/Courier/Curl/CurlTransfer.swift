@@ -26,6 +26,11 @@
         /// The bytes of header lines received so far, interim answers included.
         private var headerBytes = 0
         private var failure: NetworkError?
+        /// Whether the connection held bytes of an earlier answer when this request was to go.
+        private var foundUnreadBytes = false
+        private let freshConnection: Bool
+        /// Kept-alive connections to check before sending; `nil` over TLS.
+        private var keptConnections: KeptConnections?
         private let sink: ResponseBodySink
         private let progress: ProgressReporter?
         private let uploadLength: Int64
@@ -44,13 +49,16 @@
         ///   - deadline: The whole deadline, for the error message.
         ///   - tls: Certificate authorities and pins.
         ///   - cookieJar: Where cookies are kept, or `nil` to send and keep none.
+        ///   - freshConnection: Whether to open a new connection even for an idempotent request.
+        ///   - keptConnections: The transport's kept-alive connections.
         ///   - faults: Failures tests inject.
         /// - Throws: ``NetworkError/Code/invalidRequest`` for a URL libcurl cannot take,
         ///   ``NetworkError/Code/tls`` when libcurl cannot check the TLS options,
         ///   ``NetworkError/Code/transport`` when no handle can be made or an option is refused.
         init(
             request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration, tls: TLSOptions,
-            cookieJar: OpaquePointer?, faults: CurlFaults = CurlFaults()
+            cookieJar: OpaquePointer?, freshConnection: Bool = false, keptConnections: KeptConnections? = nil,
+            faults: CurlFaults = CurlFaults()
         ) throws(NetworkError) {
             guard let easy = courier_curl_easy_init() else {
                 throw NetworkError(.transport, "libcurl could not make a handle.")
@@ -61,8 +69,10 @@
             self.uploadLength = body.length
             self.deadline = deadline
             self.faults = faults
+            self.freshConnection = freshConnection
             errorBuffer.initialize(repeating: 0, count: 256)
-            try configure(request, body: body, timeout: timeout, tls: tls, cookieJar: cookieJar)
+            try configure(
+                request, body: body, timeout: timeout, tls: tls, cookieJar: cookieJar, keptConnections: keptConnections)
         }
 
         deinit {
@@ -112,7 +122,8 @@
         }
 
         private func configure(
-            _ request: HTTPRequest, body: PreparedBody, timeout: Duration, tls: TLSOptions, cookieJar: OpaquePointer?
+            _ request: HTTPRequest, body: PreparedBody, timeout: Duration, tls: TLSOptions, cookieJar: OpaquePointer?,
+            keptConnections: KeptConnections?
         ) throws(NetworkError) {
             let url = try request.wireURL()
             try set(Int32(COURIER_CURLOPT_URL), url.absoluteString)
@@ -127,7 +138,7 @@
             // libcurl silently resends a request whose kept-alive connection closed without an
             // answer; the server may have acted on it. A request that must not go twice gets a
             // connection of its own, which libcurl never retries.
-            if !request.isIdempotent { try set(Int32(COURIER_CURLOPT_FRESH_CONNECT), 1) }
+            if !request.isIdempotent || freshConnection { try set(Int32(COURIER_CURLOPT_FRESH_CONNECT), 1) }
             // Answers in memory may come compressed (every encoding libcurl decodes, as URLSession
             // asks); a download is written byte for byte and resumed by byte offsets, so it is not.
             // A libcurl built without decoders refuses: then nothing compressed is asked for.
@@ -142,7 +153,37 @@
             try configureMethodAndBody(request.method, body)
             try configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
             try installCallbacks()
+            if url.scheme?.lowercased() == "http", let keptConnections { try installConnectionCheck(keptConnections) }
         }
+
+        /// Before a request goes out on a kept-alive connection, checks that the connection holds
+        /// no bytes yet (see ``KeptConnections``). Such a connection is closed and the request is
+        /// sent again on a new one (nothing of it was sent). Plain HTTP only: over TLS unread
+        /// bytes are normal (session tickets, HTTP/2 frames) and libcurl reads them itself.
+        /// A libcurl older than 7.80 has no such hook; there the check is skipped.
+        private func installConnectionCheck(_ keptConnections: KeptConnections) throws(NetworkError) {
+            self.keptConnections = keptConnections
+            let function = Int32(COURIER_CURLOPT_PREREQFUNCTION)
+            let callback = unsafeBitCast(curlConnectionCheck, to: CFunction.self)
+            let code = setOption(function) { courier_curl_setopt_function($0, function, callback) }
+            guard code != Int32(COURIER_CURLE_UNKNOWN_OPTION) else { return }
+            try check(function, code)
+            try set(Int32(COURIER_CURLOPT_PREREQDATA), pointer: Unmanaged.passUnretained(self).toOpaque())
+        }
+
+        /// Whether the connection is fit to send on (libcurl's thread, before the request).
+        fileprivate func connectionIsClean(local: Int, peer: Int) -> Bool {
+            guard keptConnections?.isClean(local: local, peer: peer) == false else { return true }
+            lock.withLock { foundUnreadBytes = true }
+            return false
+        }
+
+        /// Whether the transfer's connection is checked before reuse (plain HTTP).
+        var checksConnection: Bool { keptConnections != nil }
+
+        /// The error of a transfer stopped because its connection held unread bytes, before any
+        /// of it was sent: the transport sends it again on a new connection.
+        struct UnreadBytes: Error {}
 
         /// http and https only, on every hop libcurl might take. `PROTOCOLS_STR` needs libcurl
         /// 7.85; older ones (Ubuntu 22.04 ships 7.81) know only the bit mask.
@@ -303,15 +344,17 @@
                 return
             }
             state = .finished
-            let outcome: Result<HTTPResponse, NetworkError>
-            if let failure {
+            let outcome: Result<HTTPResponse, any Error>
+            if foundUnreadBytes {
+                outcome = .failure(UnreadBytes())
+            } else if let failure {
                 _ = try? sink.finish()
                 outcome = .failure(attachingHead(to: failure))
             } else if result != Int32(COURIER_CURLE_OK) {
                 _ = try? sink.finish()
                 outcome = .failure(attachingHead(to: CurlErrors.error(for: result, detail: detail, deadline: deadline)))
             } else {
-                outcome = Result { () throws(NetworkError) in
+                outcome = Result { () throws in
                     let (body, file) = try sink.finish()
                     var response = HTTPResponse(status: status, headers: headers, body: body, url: nil)
                     response.bodyFile = file
@@ -321,7 +364,7 @@
                 }
             }
             lock.unlock()
-            continuation.resume(with: outcome.mapError { $0 })
+            continuation.resume(with: outcome)
         }
 
         private var detail: String { String(cString: errorBuffer) }
@@ -442,6 +485,13 @@
             buffer, size, count, user in
             let target = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
             return transfer(user).readUpload(into: target) ?? Int(COURIER_CURL_READFUNC_ABORT)
+        }
+
+    private let curlConnectionCheck:
+        @convention(c) (
+            UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32
+        ) -> Int32 = { user, _, _, peer, local in
+            transfer(user).connectionIsClean(local: Int(local), peer: Int(peer)) ? 0 : 1
         }
 
     private let curlProgressCallback: @convention(c) (UnsafeMutableRawPointer?, Int64, Int64, Int64, Int64) -> Int32 = {

@@ -122,17 +122,39 @@
                     throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
                 }
                 let sendsBody = current.body != .none
-                let transfer = try CurlTransfer(
-                    request: current, body: sendsBody ? body : PreparedBody(.none, contentType: nil),
-                    timeout: remaining, deadline: request.timeout, tls: options.tls, cookieJar: cookieJar,
-                    faults: faults)
-                let response = try await perform(transfer)
+                let response = try await exchange(
+                    current, body: sendsBody ? body : PreparedBody(.none, contentType: nil), timeout: remaining,
+                    deadline: request.timeout)
                 guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
                     return response
                 }
                 current = next
             }
             throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
+        }
+
+        /// One request and its answer; sent again on a new connection when the kept-alive one
+        /// held bytes of an earlier answer (nothing of the request had been sent).
+        private func exchange(_ request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration)
+            async throws -> HTTPResponse
+        {
+            let started = ContinuousClock.now
+            do {
+                return try await perform(
+                    CurlTransfer(
+                        request: request, body: body, timeout: timeout, deadline: deadline, tls: options.tls,
+                        cookieJar: cookieJar, keptConnections: loop.keptConnections, faults: faults))
+            } catch is CurlTransfer.UnreadBytes {
+                do {
+                    return try await perform(
+                        CurlTransfer(
+                            request: request, body: body, timeout: timeout - (ContinuousClock.now - started),
+                            deadline: deadline, tls: options.tls, cookieJar: cookieJar, freshConnection: true,
+                            keptConnections: loop.keptConnections, faults: faults))
+                } catch is CurlTransfer.UnreadBytes {
+                    throw NetworkError(.transport, "The server sent bytes that no request asked for.")
+                }
+            }
         }
 
         private func perform(_ transfer: CurlTransfer) async throws -> HTTPResponse {

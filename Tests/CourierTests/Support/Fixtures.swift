@@ -96,6 +96,9 @@ enum TestTransport {
     /// Whether the suite runs on `URLSessionTransport`.
     static var isURLSession: Bool { ProcessInfo.processInfo.environment["COURIER_TEST_TRANSPORT"] == "urlsession" }
 
+    /// The transport's name, for messages.
+    static var name: String { isURLSession ? "URLSession" : "curl" }
+
     static func make() -> (any Transport)? {
         switch ProcessInfo.processInfo.environment["COURIER_TEST_TRANSPORT"] {
         case "urlsession": return URLSessionTransport()

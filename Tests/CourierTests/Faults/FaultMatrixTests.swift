@@ -1,0 +1,256 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// The fault matrix: one broken or hostile server behaviour per row, run on the transport under
+/// test (CI runs the suite on both). Each row states the exact outcome; every row also checks
+/// that the call ends well within its deadline and that no connection to the server is left
+/// open once it failed. Rows of other suites: limits and bombs (`ResponseLimitTests`),
+/// redirects (`RedirectTests`), duplicate POSTs (`NoDuplicatePostTests`), resume
+/// (`ResumeHardeningTests`), CR/LF (`HeaderInjectionTests`), sessions (`SessionRaceTests`).
+@Suite struct FaultMatrixTests {
+    /// What a row must end in.
+    enum Outcome: Sendable, Equatable, CustomStringConvertible {
+        /// Success with this body.
+        case body(String)
+        /// A ``NetworkError`` with this code (and, for `httpStatus`, this status).
+        case error(NetworkError.Code, status: Int? = nil)
+
+        var description: String {
+            switch self {
+            case .body(let text): "body \(text.debugDescription)"
+            case .error(let code, let status): "\(code)" + (status.map { " \($0)" } ?? "")
+            }
+        }
+    }
+
+    struct Row: Sendable, CustomTestStringConvertible {
+        let name: String
+        let script: [FaultServer.Step]
+        let outcome: Outcome
+        /// A different outcome on Linux `URLSession`, where FoundationNetworking decides.
+        var onURLSession: Outcome?
+        var testDescription: String { name }
+    }
+
+    static let json = "Content-Type: text/plain\r\n"
+    static func answer(_ head: String, _ body: String = "") -> FaultServer.Step { .send(head + "\r\n" + body) }
+
+    static let rows: [Row] = [
+        Row(
+            name: "Content-Length larger than the body, then close",
+            script: [.readRequest, answer("HTTP/1.1 200 OK\r\n\(json)Content-Length: 100\r\n", "short"), .close],
+            outcome: .error(.transport)),
+        Row(
+            name: "two different Content-Length headers",
+            script: [
+                .readRequest, answer("HTTP/1.1 200 OK\r\n\(json)Content-Length: 5\r\nContent-Length: 3\r\n", "hello"),
+                .close,
+            ],
+            outcome: .error(.transport)),
+        Row(
+            name: "Content-Length with Transfer-Encoding: chunked",
+            script: [
+                .readRequest,
+                answer(
+                    "HTTP/1.1 200 OK\r\n\(json)Content-Length: 3\r\nTransfer-Encoding: chunked\r\n",
+                    "5\r\nhello\r\n0\r\n\r\n"),
+                .close,
+            ],
+            // RFC 9112 6.3: Transfer-Encoding overrides Content-Length.
+            outcome: .body("hello")),
+        Row(
+            name: "an invalid chunk size",
+            script: [
+                .readRequest, answer("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n", "zz\r\nhello\r\n"),
+                .close,
+            ],
+            outcome: .error(.transport)),
+        Row(
+            name: "an overflowing chunk size",
+            script: [
+                .readRequest,
+                answer("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n", "fffffffffffffffffff\r\nhello\r\n"),
+                .close,
+            ],
+            outcome: .error(.transport)),
+        Row(
+            name: "a chunk size of 2^63-1, then close",
+            script: [
+                .readRequest,
+                answer("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n", "7fffffffffffffff\r\nhello"),
+                .close,
+            ],
+            outcome: .error(.transport)),
+        Row(
+            name: "the last chunk missing, then close",
+            script: [
+                .readRequest, answer("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n", "5\r\nhello\r\n"),
+                .close,
+            ],
+            outcome: .error(.transport)),
+        Row(
+            name: "a garbage status line",
+            script: [.readRequest, answer("HTTP/1.1 two hundred OK\r\n\(json)Content-Length: 2\r\n", "hi"), .close],
+            outcome: .error(.transport)),
+        Row(
+            name: "status 999",
+            script: [.readRequest, answer("HTTP/1.1 999 Odd\r\n\(json)Content-Length: 2\r\n", "hi"), .close],
+            outcome: .error(.httpStatus, status: 999)),
+        Row(
+            name: "no status line",
+            script: [.readRequest, answer("\(json)Content-Length: 2\r\n", "hi"), .close],
+            outcome: .error(.transport)),
+        Row(
+            name: "a 200 KB header line",
+            script: [
+                .readRequest,
+                answer(
+                    "HTTP/1.1 200 OK\r\n\(json)X-Long: \(String(repeating: "a", count: 200_000))\r\nContent-Length: 2\r\n",
+                    "hi"),
+                .close,
+            ],
+            outcome: .error(.responseTooLarge)),
+        Row(
+            name: "10,000 header lines within the header bound",
+            script: [
+                .readRequest, .send("HTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\n"),
+                .send(Data("X-A: b\r\n".utf8), times: 10_000),
+                .send("\r\nhi"), .close,
+            ],
+            outcome: .body("hi")),
+        Row(
+            name: "an invalid gzip body",
+            script: [
+                .readRequest,
+                answer("HTTP/1.1 200 OK\r\n\(json)Content-Encoding: gzip\r\nContent-Length: 10\r\n", "not gzip!!"),
+                .close,
+            ],
+            outcome: .error(.transport)),
+        Row(
+            name: "a reset in the middle of the headers",
+            script: [.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Ty"), .pause(.milliseconds(50)), .reset],
+            outcome: .error(.transport)),
+        Row(
+            name: "a reset in the middle of the body",
+            script: [
+                .readRequest, answer("HTTP/1.1 200 OK\r\n\(json)Content-Length: 10\r\n", "hello"),
+                .pause(.milliseconds(50)),
+                .reset,
+            ],
+            outcome: .error(.transport)),
+        Row(
+            name: "1,000 interim 100 Continue answers before the answer",
+            script: [
+                .readRequest, .send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8), times: 1000),
+                answer("HTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\n", "hi"), .close,
+            ],
+            outcome: .body("hi")),
+        Row(
+            name: "header bytes that are not UTF-8",
+            script: [
+                .readRequest, .send(Data("HTTP/1.1 200 OK\r\n\(json)X-Bytes: ".utf8) + Data([0xFF, 0xFE, 0x80])),
+                answer("\r\nContent-Length: 2\r\n", "hi"), .close,
+            ],
+            outcome: .body("hi"),
+            // FoundationNetworking's header callback takes UTF-8 only.
+            onURLSession: .error(.transport)),
+        Row(
+            name: "a slowloris answer: one byte every 100 ms, never ending",
+            script: [
+                .readRequest,
+                .trickle(
+                    Data("HTTP/1.1 200 OK\r\n\(json)X-Slow: \(String(repeating: "s", count: 10_000))".utf8),
+                    bytesAtATime: 1,
+                    every: .milliseconds(100)),
+            ],
+            outcome: .error(.timedOut)),
+    ]
+
+    static let deadline = Duration.seconds(2)
+
+    @Test("a broken server ends in its exact outcome, in time, with no failed connection left", arguments: rows)
+    func row(_ row: Row) async throws {
+        let server = try FaultServer(row.script)
+        defer { server.stop() }
+        let client = NetworkClient(
+            configuration: .init(baseURL: server.baseURL, timeout: Self.deadline, transport: TestTransport.make()))
+        let started = ContinuousClock.now
+        let outcome: Outcome
+        var detail = ""
+        do {
+            let response = try await client.send(Endpoint<HTTPResponse>(method: .get, path: "x", decoding: .response))
+            outcome = .body(String(decoding: response.body, as: UTF8.self))
+        } catch let error as NetworkError {
+            outcome = .error(error.code, status: error.code == .httpStatus ? error.status : nil)
+            detail = error.description
+        }
+        let elapsed = ContinuousClock.now - started
+        print("MATRIX \(TestTransport.name) | \(row.name) | \(outcome) | \(elapsed) | \(detail)")
+
+        let expected = TestTransport.isURLSession ? row.onURLSession ?? row.outcome : row.outcome
+        #expect(outcome == expected)
+        #expect(elapsed < Self.deadline + .seconds(1), "ended \(elapsed) after the start")
+        if case .error(let code, _) = outcome, code != .httpStatus {
+            #expect(await OpenSockets.none(to: server.port), "the failed connection was closed")
+        }
+    }
+
+    /// Rows where an answer carries more bytes than it may: the extra bytes must never become
+    /// the answer to the next request on that connection.
+    static let overlongAnswers: [(name: String, method: HTTPMethod, head: String, first: Outcome)] = [
+        ("Content-Length smaller than the body", .get, "HTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\n", .body("hi")),
+        ("204 with a body", .get, "HTTP/1.1 204 No Content\r\n\(json)", .body("")),
+        ("304 with a body", .get, "HTTP/1.1 304 Not Modified\r\n\(json)", .error(.httpStatus, status: 304)),
+        ("HEAD answered with a body", .head, "HTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\n", .body("")),
+    ]
+
+    @Test(
+        "extra bytes after an answer never become the next answer on the connection, sent with it or later",
+        arguments: 0..<4, [false, true])
+    func overlongAnswer(_ index: Int, later: Bool) async throws {
+        let row = Self.overlongAnswers[index]
+        let smuggled = "HTTP/1.1 200 OK\r\n\(Self.json)Content-Length: 5\r\n\r\nstale"
+        let fresh = Self.answer("HTTP/1.1 200 OK\r\n\(Self.json)Content-Length: 5\r\n", "fresh")
+        let server = try FaultServer { connection in
+            connection == 0
+                ? [
+                    .readRequest, Self.answer(row.head, "hi"), .pause(.milliseconds(later ? 100 : 0)), .send(smuggled),
+                    .readRequest, Self.answer("HTTP/1.1 200 OK\r\n\(Self.json)Content-Length: 6\r\n", "reused"),
+                    .waitForHangUp,
+                ]
+                : [.readRequest, fresh, .waitForHangUp]
+        }
+        defer { server.stop() }
+        let client = NetworkClient(
+            configuration: .init(baseURL: server.baseURL, timeout: Self.deadline, transport: TestTransport.make()))
+        func send(_ method: HTTPMethod) async -> Outcome {
+            do {
+                let response = try await client.send(
+                    Endpoint<HTTPResponse>(method: method, path: "x", decoding: .response))
+                return .body(String(decoding: response.body, as: UTF8.self))
+            } catch let error as NetworkError {
+                return .error(error.code, status: error.code == .httpStatus ? error.status : nil)
+            } catch {
+                return .error(.transport)
+            }
+        }
+        let first = await send(row.method)
+        if later { try await Task.sleep(for: .milliseconds(200)) }
+        let second = await send(.get)
+        print("MATRIX \(TestTransport.name) | \(row.name)\(later ? " later" : "") | \(first), then \(second)")
+
+        #expect(first == row.first, "\(row.name)")
+        // A new connection answers "fresh", the old one "reused" once the extra bytes were
+        // dropped; read out of step, the extra bytes would be the answer.
+        let inStep = second == .body("fresh") || second == .body("reused")
+        if TestTransport.isURLSession {
+            withKnownIssue("FoundationNetworking's libcurl (before 8.0) reads the stale bytes", isIntermittent: true) {
+                #expect(inStep, "\(row.name): the next answer is \(second)")
+            }
+        } else {
+            #expect(inStep, "\(row.name): the next answer is \(second)")
+        }
+    }
+}
