@@ -9,11 +9,9 @@ extension URLSessionTransport {
     /// completion, cancellation and the deadline comes first. The caller is answered exactly
     /// once, at once; `URLSession` is told to stop only while its task is still running.
     ///
-    /// FoundationNetworking makes and resumes a task by waiting for its process-wide work queue,
-    /// which another answer (10,000 header lines, say) can hold for a second. So the deadline is
-    /// armed first, and the task is made and resumed on ``URLSessionTransport/blockingCalls``,
-    /// never on a Swift concurrency thread: with those waiting, no task in the process (the one
-    /// a deadline answers included) could run.
+    /// FoundationNetworking makes a task by waiting for its process-wide work queue, which
+    /// another answer (10,000 header lines, say) can hold for a second: the deadline is armed
+    /// before, so that wait counts against it.
     ///
     /// `@unchecked Sendable`: all mutable state is guarded by `lock`.
     final class Call: @unchecked Sendable {
@@ -56,8 +54,8 @@ extension URLSessionTransport {
             self.timedOut = timedOut
         }
 
-        /// Arms the deadline, then makes, registers and resumes the task off the calling thread,
-        /// unless the call was stopped already.
+        /// Arms the deadline, then makes, registers and resumes the task, unless the call was
+        /// stopped already.
         func start(
             _ continuation: CheckedContinuation<HTTPResponse, any Error>, in session: URLSession,
             registry: SessionDelegate
@@ -78,10 +76,6 @@ extension URLSessionTransport {
                 return nil
             }
             if let stopped { return continuation.resume(throwing: stopped) }
-            URLSessionTransport.blockingCalls.async { self.launch(in: session, registry: registry) }
-        }
-
-        private func launch(in session: URLSession, registry: SessionDelegate) {
             let task = makeTask(in: session)
             let started: Bool = lock.withLock {
                 guard case .starting(let continuation) = state else { return false }
@@ -89,9 +83,10 @@ extension URLSessionTransport {
                 registry.register(self, for: task)
                 return true
             }
-            // Stopped while the task was being made: the caller has its answer; the task never runs.
-            guard started else { return task.cancel() }
             task.resume()
+            // Stopped while the task was being made: the caller has its answer. (Cancelling a
+            // task that never ran can trap FoundationNetworking; a running one cancels cleanly.)
+            if !started { URLSessionTransport.blockingCalls.async { task.cancel() } }
         }
 
         private func makeTask(in session: URLSession) -> URLSessionDataTask {

@@ -72,8 +72,7 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Where calls into `URLSession` that wait for FoundationNetworking's process-wide work
-    /// queue run, one at a time: making, resuming and cancelling a task, and a session's
-    /// `invalidateAndCancel()`.
+    /// queue run, one at a time: a task's `cancel()` and a session's `invalidateAndCancel()`.
     /// While an answer floods that queue they can wait for seconds; here they hold neither the
     /// caller (a Swift task, a deinit) nor Dispatch's shared threads, where deadline timers run.
     static let blockingCalls = DispatchQueue(label: "Courier.URLSessionTransport.blockingCalls")
