@@ -7,7 +7,8 @@ import Foundation
 /// METHOD \n PATH \n SORTED-PARAMETERS \n TIMESTAMP \n NONCE \n BODY-SHA256
 /// ```
 ///
-/// - `PATH`: the URL path exactly as sent (percent-encoded), `/` when empty.
+/// - `PATH`: the URL path exactly as sent (percent-encoded, without `.` and `..` segments), `/`
+///   when empty.
 /// - `SORTED-PARAMETERS`: every query, form and multipart text parameter except the signature itself, each as
 ///   `name=value` percent-encoded by ``PercentEncoding`` (so exactly as on the wire), sorted by
 ///   their bytes and joined with `&`.
@@ -37,8 +38,7 @@ public struct CanonicalRequest: Sendable, Hashable {
     ///   - nonce: The nonce.
     public init(_ request: HTTPRequest, excluding: String? = nil, timestamp: String, nonce: String) {
         method = request.method.rawValue
-        let encodedPath = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
-        path = encodedPath.isEmpty ? "/" : encodedPath
+        path = request.wirePath
         var items = request.query.items
         var body = Data()
         switch request.body {

@@ -10,25 +10,13 @@ import Testing
     private static let fixedClock: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_700_000_000) }
     private static let fixedNonce: @Sendable () -> String = { "0123456789abcdef" }
 
-    /// Rebuilds the canonical string from what arrived, without Courier's encoder, and returns
-    /// the HMAC-SHA256 openssl computes over it together with the signature that was sent.
+    /// The signature a backend expects for what arrived, with the one that was sent.
     private static func verify(
         _ request: LoopbackServer.Request, signatureFrom sent: (LoopbackServer.Request) -> String?,
         timestamp: String, nonce: String
     ) async throws -> (expected: String, sent: String?) {
-        var pairs = request.rawQuery.split(separator: "&").map(String.init)
-        var bodyForHash = request.body
-        if request.headers["Content-Type"] == "application/x-www-form-urlencoded" {
-            pairs += String(decoding: request.body, as: UTF8.self).split(separator: "&").map(String.init)
-            bodyForHash = Data()
-        }
-        let sorted = pairs.filter { !$0.hasPrefix("sign=") }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let bodyHash = try await OpenSSL.digest(bodyForHash, arguments: ["-sha256"])
-        let canonical = [request.method, request.path, sorted.joined(separator: "&"), timestamp, nonce, bodyHash]
-            .joined(separator: "\n")
-        let expected = try await OpenSSL.digest(
-            Data(canonical.utf8), arguments: ["-sha256", "-mac", "HMAC", "-macopt", "hexkey:\(secret.hexString)"])
-        return (expected, sent(request))
+        let canonical = try await WireSignature.canonicalV1(request, timestamp: timestamp, nonce: nonce)
+        return (try await WireSignature.hmacSHA256(canonical, secret: secret), sent(request))
     }
 
     private static let awkward = "a+b &=#%/?😀 中文 ~-._"
