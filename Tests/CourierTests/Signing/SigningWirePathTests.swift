@@ -51,7 +51,7 @@ import Testing
 
         let request = try #require(backend.server.requests.first)
         #expect(request.path == path.received)
-        let canonical = try await WireSignature.canonicalV1(
+        let canonical = try await WireSignature.canonicalV2(
             request, timestamp: request.headers["X-KC-TIME"] ?? "", nonce: request.headers["X-KC-NONCE"] ?? "")
         let expected = try await WireSignature.hmacSHA256(canonical, secret: Self.secret)
         #expect(request.headers["X-KC-HMAC"] == expected, "signed a path other than \(request.path)")
