@@ -39,14 +39,27 @@ public struct SigningInterceptor: Interceptor {
 
         /// **Legacy**: lower-case hex MD5 of the sorted parameters followed by `&key=<key>`, the
         /// "sorted params + key, MD5" scheme some older backends demand. MD5 is broken; use it
-        /// only when the backend gives no choice. Method, host, path and body are not covered,
-        /// nor is whether a parameter was in the query or the body.
-        /// - Parameter key: The shared key.
+        /// only when the backend gives no choice.
+        ///
+        /// Method, host, path and body are not covered, nor is whether a parameter was in the
+        /// query or the body. With ``Placement/headers(signature:timestamp:nonce:)`` the
+        /// timestamp and nonce are not parameters, so they are not covered either and a captured
+        /// request can be replayed forever, unless `coveringTimestampAndNonce` is `true`.
+        /// - Parameters:
+        ///   - key: The shared key.
+        ///   - coveringTimestampAndNonce: Whether `&timestamp=<timestamp>&nonce=<nonce>` is
+        ///     written before `&key=<key>`, whatever the placement. `false` by default, the
+        ///     scheme as older backends know it; turn it on only for a backend that checks it.
         /// - Returns: The algorithm.
-        public static func legacyMD5(key: String) -> Algorithm {
+        public static func legacyMD5(key: String, coveringTimestampAndNonce: Bool = false) -> Algorithm {
             Algorithm(canonicalForm: .v1) { canonical in
-                let separator = canonical.sortedParameters.isEmpty ? "" : "&"
-                return MD5.hash(Data((canonical.sortedParameters + separator + "key=" + key).utf8)).hexString
+                var pairs = canonical.sortedParameters.isEmpty ? [] : [canonical.sortedParameters]
+                if coveringTimestampAndNonce {
+                    pairs.append("timestamp=" + PercentEncoding.encode(canonical.timestamp))
+                    pairs.append("nonce=" + PercentEncoding.encode(canonical.nonce))
+                }
+                pairs.append("key=" + key)
+                return MD5.hash(Data(pairs.joined(separator: "&").utf8)).hexString
             }
         }
     }

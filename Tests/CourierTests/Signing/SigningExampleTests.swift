@@ -201,4 +201,32 @@ import Testing
         let inHeaders = Self.signer(.legacyMD5(key: "secret"), placement: .headers()).sign(request)
         #expect(inHeaders.headers["X-KC-HMAC"] == "4641effefe9127791d0388b7ceaf5427", "as before v2 existed")
     }
+
+    @Test("legacy MD5 worked example: timestamp and nonce covered in headers")
+    func legacyMD5CoveringTimestamp() async throws {
+        let request = HTTPRequest(
+            method: .get, url: URL(string: "https://api.example.com/v1/orders")!,
+            query: ["page": "1", "q": "tea & cake"])
+        let algorithm = SigningInterceptor.Algorithm.legacyMD5(key: "secret", coveringTimestampAndNonce: true)
+        let signed = Self.signer(algorithm, placement: .headers()).sign(request)
+        let text = "page=1&q=tea%20%26%20cake&timestamp=1700000000&nonce=0123456789abcdef&key=secret"
+        let signature = try await OpenSSL.digest(Data(text.utf8), arguments: ["-md5"])
+        #expect(signed.headers["X-KC-HMAC"] == signature)
+        #expect(signature == "6b4536f2b19a40517c57ef42ee7b6b52")
+    }
+
+    @Test(
+        "legacy MD5 in headers signs the timestamp only when asked: otherwise a captured request replays",
+        arguments: [false, true])
+    func legacyMD5Replay(covering: Bool) {
+        let request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/v1/orders?page=1")!)
+        let signatures = [1_700_000_000, 1_800_000_000].map { seconds in
+            SigningInterceptor(
+                .legacyMD5(key: "secret", coveringTimestampAndNonce: covering), placement: .headers(),
+                now: { Date(timeIntervalSince1970: TimeInterval(seconds)) }, nonce: { "0123456789abcdef" }
+            )
+            .sign(request).headers["X-KC-HMAC"]
+        }
+        #expect((signatures[0] == signatures[1]) == !covering)
+    }
 }
