@@ -102,13 +102,17 @@ enum DemoBackend {
         }
     }
 
-    /// Checks the `sign` parameter the way a backend would, from the request as received.
+    /// Checks the `sign` parameter the way a backend would, from the request as received: the
+    /// version 2 canonical form covers the host the client addressed, so it is taken from the
+    /// `Host` header (a backend behind a proxy would use its public host name instead).
     private static func verifySignature(of request: LoopbackServer.Request) -> Bool {
-        guard let url = URL(string: "http://demo" + request.path) else { return false }
+        guard let host = request.headers["Host"], let url = URL(string: "http://" + host + request.path) else {
+            return false
+        }
         let query = request.query
         let signed = HTTPRequest(method: HTTPMethod(request.method), url: url, query: query)
         let canonical = CanonicalRequest(
-            signed, excluding: "sign", timestamp: query["timestamp"] ?? "", nonce: query["nonce"] ?? "")
+            signed, version: .v2, excluding: "sign", timestamp: query["timestamp"] ?? "", nonce: query["nonce"] ?? "")
         let expected = HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), key: signingKey).hexString
         return query["sign"] == expected
     }

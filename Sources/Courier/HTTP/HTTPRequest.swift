@@ -99,16 +99,44 @@ public struct HTTPRequest: Sendable {
         }
     }
 
-    /// The URL that goes on the wire: ``url`` with ``query`` encoded by ``PercentEncoding``.
+    /// The URL that goes on the wire: ``url`` with `.` and `..` segments removed from its path
+    /// (`/a/b/../c` is sent as `/a/c`, as libcurl would send it anyway) and ``query`` encoded by
+    /// ``PercentEncoding``.
     /// - Throws: ``NetworkError`` with code ``NetworkError/Code/invalidRequest`` when the result
     ///   is not a valid URL.
     /// - Returns: The full URL.
     public func wireURL() throws(NetworkError) -> URL {
-        guard !query.isEmpty else { return url }
-        guard let full = URL(string: url.absoluteString + "?" + query.encoded) else {
+        let base = try unqueriedWireURL()
+        guard !query.isEmpty else { return base }
+        guard let full = URL(string: base.absoluteString + "?" + query.encoded) else {
             throw NetworkError(.invalidRequest, "The query does not form a valid URL.")
         }
         return full
+    }
+
+    /// The percent-encoded path that goes on the wire (`/` when empty): the path of
+    /// ``wireURL()``, which is what a signature covers.
+    var wirePath: String {
+        let sent = (try? unqueriedWireURL()) ?? url
+        let path = URLComponents(url: sent, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        return path.isEmpty ? "/" : path
+    }
+
+    /// ``url`` with dot-segments removed from its path. The path is replaced as text, so the
+    /// rest of the URL stays byte for byte as it was.
+    private func unqueriedWireURL() throws(NetworkError) -> URL {
+        // Every dot-segment starts with `/.`; most URLs have none and are sent as they are.
+        guard url.absoluteString.contains("/.") else { return url }
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let text = components.string, let range = components.rangeOfPath
+        else { throw NetworkError(.invalidRequest, "The URL's path cannot be read.") }
+        let path = String(text[range])
+        let normalized = DotSegments.removed(from: path)
+        guard normalized != path else { return url }
+        guard let result = URL(string: text.replacingCharacters(in: range, with: normalized)) else {
+            throw NetworkError(.invalidRequest, "The path without its dot-segments does not form a valid URL.")
+        }
+        return result
     }
 
     /// The header fields that go on the wire: ``headers`` plus the body's `Content-Type`

@@ -4,7 +4,8 @@ import Foundation
 /// in ``NetworkClient/Configuration/interceptors``. A retry runs it again, so every attempt
 /// carries a fresh timestamp, nonce and signature.
 ///
-/// The signature is computed over a ``CanonicalRequest`` and sent, with the timestamp and nonce,
+/// The signature is computed over a ``CanonicalRequest`` (version 2 unless the algorithm names
+/// another) and sent, with the timestamp and nonce,
 /// either as parameters (seed 002's `sign`) or as headers (seed 001's `X-KC-TIME` / `X-KC-HMAC`).
 /// As parameters they go in the form of a form body (or of a body-less `POST`/`PUT`/`PATCH`) and
 /// in the query otherwise, so a JSON or raw body is never changed after it was hashed.
@@ -15,26 +16,50 @@ import Foundation
 public struct SigningInterceptor: Interceptor {
     /// How the signature is computed from the canonical request.
     public struct Algorithm: Sendable {
+        /// The version of ``CanonicalRequest`` the signature is computed over.
+        public let canonicalForm: CanonicalRequest.Version
         let sign: @Sendable (CanonicalRequest) -> String
 
-        /// Lower-case hex HMAC-SHA256 of ``CanonicalRequest/string`` under `secret`. The default.
-        /// - Parameter secret: The shared secret.
+        /// Lower-case hex HMAC-SHA256 of ``CanonicalRequest/string`` under `secret`.
+        ///
+        /// Version 2 of the canonical form, the default, covers the host and port and keeps the
+        /// query apart from the body. Pass ``CanonicalRequest/Version/v1`` only for a backend that
+        /// verifies version 1 and cannot yet verify version 2: such a backend rejects version 2
+        /// signatures.
+        /// - Parameters:
+        ///   - secret: The shared secret.
+        ///   - canonicalForm: The version of the canonical form; ``CanonicalRequest/Version/v2``
+        ///     by default.
         /// - Returns: The algorithm.
-        public static func hmacSHA256(secret: Data) -> Algorithm {
-            Algorithm { canonical in
+        public static func hmacSHA256(secret: Data, canonicalForm: CanonicalRequest.Version = .v2) -> Algorithm {
+            Algorithm(canonicalForm: canonicalForm) { canonical in
                 HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), key: secret).hexString
             }
         }
 
         /// **Legacy**: lower-case hex MD5 of the sorted parameters followed by `&key=<key>`, the
         /// "sorted params + key, MD5" scheme some older backends demand. MD5 is broken; use it
-        /// only when the backend gives no choice. Method, path and body are not covered.
-        /// - Parameter key: The shared key.
+        /// only when the backend gives no choice.
+        ///
+        /// Method, host, path and body are not covered, nor is whether a parameter was in the
+        /// query or the body. With ``Placement/headers(signature:timestamp:nonce:)`` the
+        /// timestamp and nonce are not parameters, so they are not covered either and a captured
+        /// request can be replayed forever, unless `coveringTimestampAndNonce` is `true`.
+        /// - Parameters:
+        ///   - key: The shared key.
+        ///   - coveringTimestampAndNonce: Whether `&timestamp=<timestamp>&nonce=<nonce>` is
+        ///     written before `&key=<key>`, whatever the placement. `false` by default, the
+        ///     scheme as older backends know it; turn it on only for a backend that checks it.
         /// - Returns: The algorithm.
-        public static func legacyMD5(key: String) -> Algorithm {
-            Algorithm { canonical in
-                let separator = canonical.sortedParameters.isEmpty ? "" : "&"
-                return MD5.hash(Data((canonical.sortedParameters + separator + "key=" + key).utf8)).hexString
+        public static func legacyMD5(key: String, coveringTimestampAndNonce: Bool = false) -> Algorithm {
+            Algorithm(canonicalForm: .v1) { canonical in
+                var pairs = canonical.sortedParameters.isEmpty ? [] : [canonical.sortedParameters]
+                if coveringTimestampAndNonce {
+                    pairs.append("timestamp=" + PercentEncoding.encode(canonical.timestamp))
+                    pairs.append("nonce=" + PercentEncoding.encode(canonical.nonce))
+                }
+                pairs.append("key=" + key)
+                return MD5.hash(Data(pairs.joined(separator: "&").utf8)).hexString
             }
         }
     }
@@ -93,10 +118,12 @@ public struct SigningInterceptor: Interceptor {
         switch placement {
         case .parameters(let signatureName, let timestampName, let nonceName):
             request.addParameters([timestampName: timestamp, nonceName: nonce], merge: .replaceExisting)
-            let canonical = CanonicalRequest(request, excluding: signatureName, timestamp: timestamp, nonce: nonce)
+            let canonical = CanonicalRequest(
+                request, version: algorithm.canonicalForm, excluding: signatureName, timestamp: timestamp, nonce: nonce)
             request.addParameters([signatureName: algorithm.sign(canonical)], merge: .replaceExisting)
         case .headers(let signatureName, let timestampName, let nonceName):
-            let canonical = CanonicalRequest(request, timestamp: timestamp, nonce: nonce)
+            let canonical = CanonicalRequest(
+                request, version: algorithm.canonicalForm, timestamp: timestamp, nonce: nonce)
             request.headers[timestampName] = timestamp
             request.headers[nonceName] = nonce
             request.headers[signatureName] = algorithm.sign(canonical)

@@ -1,26 +1,75 @@
 import Foundation
 
 /// The text a request signature is computed over. The format is part of Courier's contract with
-/// backends; the "Signing requests" article spells it out with worked examples.
+/// backends; the "Signing requests" article spells out both versions with worked examples.
+///
+/// Version 2, the default, is nine lines joined with `\n`:
+///
+/// ```
+/// COURIER-V2 \n METHOD \n HOST \n PATH \n QUERY \n FORM \n BODY-SHA256 \n TIMESTAMP \n NONCE
+/// ```
+///
+/// Version 1, for backends deployed before version 2, is six lines:
 ///
 /// ```
 /// METHOD \n PATH \n SORTED-PARAMETERS \n TIMESTAMP \n NONCE \n BODY-SHA256
 /// ```
 ///
-/// - `PATH`: the URL path exactly as sent (percent-encoded), `/` when empty.
-/// - `SORTED-PARAMETERS`: every query, form and multipart text parameter except the signature itself, each as
-///   `name=value` percent-encoded by ``PercentEncoding`` (so exactly as on the wire), sorted by
-///   their bytes and joined with `&`.
-/// - `TIMESTAMP`: Unix time in whole seconds; `NONCE`: a random value used once.
-/// - `BODY-SHA256`: lower-case hex SHA-256 of a JSON or raw body, or of no bytes for no body,
-///   a form or a multipart form (whose text fields are among the parameters; its files are not
-///   signed), or a file body (not read to sign it).
+/// - `HOST` (v2 only): ``host``, the lower-cased host name, with `:port` only when the port is not
+///   the scheme's default (80 for `http`, 443 for `https`).
+/// - `PATH`: ``path``, the URL path exactly as sent (percent-encoded, without `.` and `..`
+///   segments), `/` when empty.
+/// - `QUERY` and `FORM` (v2): ``sortedQuery`` and ``sortedForm``, the query parameters and the
+///   form (or multipart text) fields kept apart, each list written `name=value` percent-encoded
+///   by ``PercentEncoding``, sorted by bytes and joined with `&`. The signature parameter is
+///   left out of both.
+/// - `SORTED-PARAMETERS` (v1): ``sortedParameters``, the query and form parameters merged into one
+///   such list, so moving a parameter between query and body does not change a v1 signature.
+/// - `BODY-SHA256`: ``bodyHash``, the lower-case hex SHA-256 of a JSON or raw body; of no bytes
+///   for no body, a form, a multipart form (its files are not signed) or a file body (not read
+///   to sign it).
+/// - `TIMESTAMP`: Unix time in whole seconds; `NONCE`: a value used once.
+///
+/// A backend verifies a request by building the canonical form from what it received:
+///
+/// ```swift
+/// let canonical = CanonicalRequest(received, version: .v2, excluding: "sign", timestamp: t, nonce: n)
+/// let expected = HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), key: secret).hexString
+/// ```
 public struct CanonicalRequest: Sendable, Hashable {
+    /// A version of the canonical form.
+    ///
+    /// ``v2`` covers the host and keeps the query apart from the body; ``v1`` is the earlier form,
+    /// kept byte for byte so backends deployed against it keep verifying.
+    public struct Version: Sendable, Hashable, CustomStringConvertible {
+        let number: Int
+
+        /// Six lines: method, path, query and form parameters merged, timestamp, nonce, body hash.
+        public static let v1 = Version(number: 1)
+        /// Nine lines: a `COURIER-V2` marker, method, host, path, query, form, body hash,
+        /// timestamp, nonce.
+        public static let v2 = Version(number: 2)
+
+        /// `v1` or `v2`.
+        public var description: String { "v\(number)" }
+    }
+
+    /// The version ``string`` is written in.
+    public let version: Version
     /// The method token.
     public let method: String
-    /// The percent-encoded path.
+    /// The lower-case host name, bracketed when it is an IPv6 address, followed by `:port` when
+    /// the URL names a port other than its scheme's default. Signed by ``Version/v2`` only.
+    public let host: String
+    /// The percent-encoded path that goes on the wire.
     public let path: String
-    /// The sorted, encoded parameters joined with `&`.
+    /// The sorted, encoded query parameters joined with `&`. Signed by ``Version/v2``.
+    public let sortedQuery: String
+    /// The sorted, encoded form or multipart text fields joined with `&`. Signed by
+    /// ``Version/v2``.
+    public let sortedForm: String
+    /// The query and form parameters together, sorted, encoded and joined with `&`. Signed by
+    /// ``Version/v1`` and the legacy MD5 algorithm.
     public let sortedParameters: String
     /// The timestamp text.
     public let timestamp: String
@@ -32,34 +81,64 @@ public struct CanonicalRequest: Sendable, Hashable {
     /// Builds the canonical form of a request.
     /// - Parameters:
     ///   - request: The request, with every parameter in place.
+    ///   - version: The version ``string`` is written in; it must be the one the request was
+    ///     signed with.
     ///   - excluding: The name of the signature parameter, left out of the parameters.
     ///   - timestamp: The timestamp text.
     ///   - nonce: The nonce.
-    public init(_ request: HTTPRequest, excluding: String? = nil, timestamp: String, nonce: String) {
+    public init(
+        _ request: HTTPRequest, version: Version, excluding: String? = nil, timestamp: String, nonce: String
+    ) {
+        self.version = version
         method = request.method.rawValue
-        let encodedPath = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
-        path = encodedPath.isEmpty ? "/" : encodedPath
-        var items = request.query.items
+        host = Self.host(of: request.url)
+        path = request.wirePath
+        var form: [Parameters.Item] = []
         var body = Data()
         switch request.body {
-        case .form(let form): items.append(contentsOf: form.items)
-        case .multipart(let form): items.append(contentsOf: form.fields.items)
+        case .form(let fields): form = fields.items
+        case .multipart(let multipart): form = multipart.fields.items
         case .json(let data), .data(let data, _): body = data
         case .none, .file: break
         }
-        sortedParameters =
-            items
-            .filter { $0.name != excluding }
-            .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }
-            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            .joined(separator: "&")
+        let query = request.query.items.filter { $0.name != excluding }
+        form.removeAll { $0.name == excluding }
+        sortedQuery = Self.sorted(query)
+        sortedForm = Self.sorted(form)
+        sortedParameters = Self.sorted(query + form)
         self.timestamp = timestamp
         self.nonce = nonce
         bodyHash = SHA256.hash(body).hexString
     }
 
-    /// The six lines joined with `\n`: the text HMAC-SHA256 signs.
+    /// The lines of ``version`` joined with `\n` (no trailing newline): the text HMAC-SHA256 signs.
     public var string: String {
-        [method, path, sortedParameters, timestamp, nonce, bodyHash].joined(separator: "\n")
+        let lines =
+            version == .v1
+            ? [method, path, sortedParameters, timestamp, nonce, bodyHash]
+            : ["COURIER-V2", method, host, path, sortedQuery, sortedForm, bodyHash, timestamp, nonce]
+        return lines.joined(separator: "\n")
+    }
+
+    /// Parameters as `name=value`, percent-encoded as on the wire, sorted by their bytes.
+    private static func sorted(_ items: [Parameters.Item]) -> String {
+        items.map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            .joined(separator: "&")
+    }
+
+    /// The `Host` header value libcurl sends for `url`, lower-cased: the port only when it is not
+    /// the scheme's default, an IPv6 address in brackets.
+    private static func host(of url: URL) -> String {
+        guard var host = url.host?.lowercased(), !host.isEmpty else { return "" }
+        if host.contains(":"), !host.hasPrefix("[") { host = "[" + host + "]" }
+        let defaultPort: Int? =
+            switch url.scheme?.lowercased() {
+            case "http": 80
+            case "https": 443
+            default: nil
+            }
+        if let port = url.port, port != defaultPort { host += ":\(port)" }
+        return host
     }
 }

@@ -1,0 +1,67 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// libcurl removes `.` and `..` segments from every path it sends, on both transports; a
+/// signature must cover the path the server receives, not the one the endpoint was written with.
+@Suite struct SigningWirePathTests {
+    /// An endpoint path (joined to `…/v1/`) and the path the server must receive.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let endpoint: String
+        let received: String
+        var testDescription: String { "\(endpoint) → \(received)" }
+    }
+
+    static let cases: [Case] = [
+        Case(endpoint: "orders/archive/../7", received: "/v1/orders/7"),
+        Case(endpoint: "orders/./7/.", received: "/v1/orders/7/"),
+        Case(endpoint: "orders/7/items/..", received: "/v1/orders/7/"),
+        Case(endpoint: "orders//../7", received: "/v1/orders/7"),
+        Case(endpoint: "../../../admin", received: "/admin"),
+        // Encoded dots are not dot-segments, for libcurl either; nor are `...` and `.a`.
+        Case(endpoint: "orders/%2E%2E/7", received: "/v1/orders/%2E%2E/7"),
+        Case(endpoint: "orders/.../.a/..b", received: "/v1/orders/.../.a/..b"),
+    ]
+
+    static var transports: [String] {
+        #if os(Linux)
+            ["curl", "urlsession"]
+        #else
+            ["urlsession"]
+        #endif
+    }
+
+    private static let secret = Data("wire-path-secret".utf8)
+
+    @Test("the server receives the path that was signed, and the signature verifies", arguments: transports, cases)
+    func signedPathIsSentPath(transport: String, path: Case) async throws {
+        let backend = try Backend {
+            #if os(Linux)
+                $0.transport = transport == "curl" ? try? CurlTransport() : URLSessionTransport()
+            #else
+                $0.transport = URLSessionTransport()
+            #endif
+            $0.interceptors = [.signing(.hmacSHA256(secret: Self.secret), placement: .headers())]
+        }
+        defer { backend.server.stop() }
+
+        _ = try? await backend.client.send(
+            Endpoint<EmptyResponse>.get(path.endpoint, query: ["a": "1"], decoding: .empty))
+
+        let request = try #require(backend.server.requests.first)
+        #expect(request.path == path.received)
+        let canonical = try await WireSignature.canonicalV2(
+            request, timestamp: request.headers["X-KC-TIME"] ?? "", nonce: request.headers["X-KC-NONCE"] ?? "")
+        let expected = try await WireSignature.hmacSHA256(canonical, secret: Self.secret)
+        #expect(request.headers["X-KC-HMAC"] == expected, "signed a path other than \(request.path)")
+    }
+
+    @Test("the wire URL keeps everything but the dot-segments byte for byte")
+    func wireURLKeepsTheRest() throws {
+        let request = HTTPRequest(
+            method: .get, url: URL(string: "https://User@API.Example.com:8443/a%2Fb/./c%20d/../e;p=1/..")!,
+            query: ["q": "x y"])
+        #expect(try request.wireURL().absoluteString == "https://User@API.Example.com:8443/a%2Fb/?q=x%20y")
+    }
+}
