@@ -30,10 +30,17 @@ import Foundation
 ///
 /// What it cannot mend on Linux fails clearly instead: an IPv6 literal host
 /// (`http://[::1]/`) and TLS options are refused with a ``NetworkError`` naming
-/// `CurlTransport`, which handles both. One it can neither mend nor detect: when the session
-/// has stored cookies for a URL, FoundationNetworking replaces a request's own `Cookie`
-/// header with them; send your own cookies through a session with `httpShouldSetCookies`
-/// off, or through `CurlTransport`.
+/// `CurlTransport`, which handles both. Three it can neither mend nor detect on Linux, where
+/// `CurlTransport` is the default for these reasons:
+/// - when the session has stored cookies for a URL, FoundationNetworking replaces a request's
+///   own `Cookie` header with them; send your own cookies through a session with
+///   `httpShouldSetCookies` off, or through `CurlTransport`;
+/// - an answer with a `Content-Length` from 2^63 - 512 up ends the process: FoundationNetworking
+///   converts the length to an integer in its own header callback, which traps, before Courier
+///   sees the answer (any request, not only a resumed download);
+/// - extra bytes after an answer (a body longer than its `Content-Length`, or a body on a
+///   `204`, a `304` or an answer to `HEAD`) are read as the answer to the next request on that
+///   connection.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
