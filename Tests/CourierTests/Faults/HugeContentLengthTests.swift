@@ -9,7 +9,8 @@ import Testing
 /// 2^63 - 512 up). The second test pins that fault, so the documentation changes when
 /// FoundationNetworking mends it.
 @Suite struct HugeContentLengthTests {
-    static let hugeLength = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9223372036854775807\r\n\r\nhi"
+    static let hugeLength =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9223372036854775807\r\n\r\nhi"
 
     #if os(Linux)
         @Test("CurlTransport: a 2^63-1 Content-Length is an error in memory and on disk, never a trap")
@@ -38,9 +39,9 @@ import Testing
         func foundationNetworkingTraps() async {
             await #expect(processExitsWith: .failure) {
                 let server = try FaultServer([.readRequest, .send(HugeContentLengthTests.hugeLength), .close])
+                let transport = URLSessionTransport()
                 let client = NetworkClient(
-                    configuration: .init(baseURL: server.baseURL, timeout: .seconds(5), transport: URLSessionTransport())
-                )
+                    configuration: .init(baseURL: server.baseURL, timeout: .seconds(5), transport: transport))
                 // Any answer at all, error or not, means the process survived: the exit test fails.
                 _ = try? await client.send(Endpoint<HTTPResponse>(method: .get, path: "x", decoding: .response))
                 server.stop()
