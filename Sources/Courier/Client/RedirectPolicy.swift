@@ -15,7 +15,8 @@ import Foundation
 ///   body follows only on the same origin (scheme, host and port): to another origin the 3xx
 ///   is returned, so the body is neither lost nor leaked.
 /// - Credentials never reach another origin: `Authorization`, `Proxy-Authorization`, `Cookie`
-///   and every header with a secret-looking name are removed.
+///   and every header with a secret-looking name are removed, and so is a `Host` set for the
+///   first origin.
 enum RedirectPolicy {
     /// The statuses that redirect.
     static let statuses: Set<Int> = [301, 302, 303, 307, 308]
@@ -58,7 +59,7 @@ enum RedirectPolicy {
         if keepsBody && !isSameOrigin(from, to) { return nil }
         var headers = request.headers
         if !isSameOrigin(from, to) {
-            for field in request.headers where isCredential(field.name) { headers[field.name] = nil }
+            for field in request.headers where staysWithOrigin(field.name) { headers[field.name] = nil }
         }
         if !keepsBody { headers["Content-Type"] = nil }
         // Everything else (deadline, download target, limits, progress) carries over.
@@ -82,9 +83,9 @@ enum RedirectPolicy {
         return origin(of: a) == origin(of: b)
     }
 
-    private static func isCredential(_ name: String) -> Bool {
+    private static func staysWithOrigin(_ name: String) -> Bool {
         let lowered = name.lowercased()
         return lowered == "authorization" || lowered == "proxy-authorization" || lowered == "cookie"
-            || Redaction.isSecret(lowered)
+            || lowered == "host" || Redaction.isSecret(lowered)
     }
 }

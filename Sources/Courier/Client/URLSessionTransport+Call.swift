@@ -25,6 +25,11 @@ extension URLSessionTransport {
 
         private let lock = NSLock()
         private var state = State.idle
+        /// Whether the task was resumed; until then a stop leaves the cancel to the start
+        /// (cancelling a task that never ran can trap FoundationNetworking).
+        private var resumed = false
+        /// Whether the call was stopped between making its task and resuming it.
+        private var cancelsOnResume = false
         private var timer: (any DispatchSourceTimer)?
         private weak var registry: SessionDelegate?
         private var head: HTTPURLResponse?
@@ -76,6 +81,24 @@ extension URLSessionTransport {
                 return nil
             }
             if let stopped { return continuation.resume(throwing: stopped) }
+            #if canImport(FoundationNetworking)
+                // Making and resuming a task wait for FoundationNetworking's process-wide work
+                // queue, which a flooding answer can hold for seconds: on Swift's few threads
+                // that wait would hold back every task of the process, the callers of calls
+                // already answered (at their deadline, say) among them.
+                URLSessionTransport.sessionCalls.async { [self] in makeAndResumeTask(in: session, registry: registry) }
+            #else
+                makeAndResumeTask(in: session, registry: registry)
+            #endif
+        }
+
+        /// Makes, registers and resumes the task, unless the call was stopped meanwhile.
+        private func makeAndResumeTask(in session: URLSession, registry: SessionDelegate) {
+            let stillWanted: Bool = lock.withLock {
+                if case .starting = state { return true }
+                return false
+            }
+            guard stillWanted else { return }
             let task = makeTask(in: session)
             let started: Bool = lock.withLock {
                 guard case .starting(let continuation) = state else { return false }
@@ -84,9 +107,12 @@ extension URLSessionTransport {
                 return true
             }
             task.resume()
-            // Stopped while the task was being made: the caller has its answer. (Cancelling a
-            // task that never ran can trap FoundationNetworking; a running one cancels cleanly.)
-            if !started { URLSessionTransport.blockingCalls.async { task.cancel() } }
+            // Stopped while the task was being made or resumed: the caller has its answer.
+            let cancels: Bool = lock.withLock {
+                resumed = true
+                return !started || cancelsOnResume
+            }
+            if cancels { URLSessionTransport.cancelCalls.async { task.cancel() } }
         }
 
         private func makeTask(in session: URLSession) -> URLSessionDataTask {
@@ -102,7 +128,7 @@ extension URLSessionTransport {
 
         /// Ends the call with an error (cancellation, deadline, a failed write, a body over its
         /// limit) and stops the transfer. Safe on the delegate queue: the task is cancelled on
-        /// ``URLSessionTransport/blockingCalls``, since `cancel()` waits for FoundationNetworking's
+        /// ``URLSessionTransport/cancelCalls``, since `cancel()` waits for FoundationNetworking's
         /// work thread, which may itself be waiting for the delegate queue to drain.
         func stop(_ error: NetworkError) {
             lock.lock()
@@ -119,13 +145,15 @@ extension URLSessionTransport {
                 state = .finished
                 let error = Self.attaching(head, to: error)
                 _ = try? sink.finish()
+                let cancelsNow = resumed
+                cancelsOnResume = !resumed
                 lock.unlock()
                 timer?.cancel()
                 // The caller is answered first: `cancel()` waits for FoundationNetworking's
                 // process-wide work queue, which a flooding answer can keep busy for seconds.
                 continuation.resume(throwing: error)
                 registry?.forget(task)
-                URLSessionTransport.blockingCalls.async { task.cancel() }
+                if cancelsNow { URLSessionTransport.cancelCalls.async { task.cancel() } }
             case .stoppedBeforeStart, .finished:
                 lock.unlock()
             }

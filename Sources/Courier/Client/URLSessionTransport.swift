@@ -75,14 +75,19 @@ public final class URLSessionTransport: Transport {
 
     deinit {
         let session = self.session
-        Self.blockingCalls.async { session.invalidateAndCancel() }
+        Self.sessionCalls.async { session.invalidateAndCancel() }
     }
 
     /// Where calls into `URLSession` that wait for FoundationNetworking's process-wide work
-    /// queue run, one at a time: a task's `cancel()` and a session's `invalidateAndCancel()`.
-    /// While an answer floods that queue they can wait for seconds; here they hold neither the
-    /// caller (a Swift task, a deinit) nor Dispatch's shared threads, where deadline timers run.
-    static let blockingCalls = DispatchQueue(label: "Courier.URLSessionTransport.blockingCalls")
+    /// queue run. While an answer floods that queue they can wait for seconds; here they hold
+    /// neither the caller (a Swift task, a deinit) nor Dispatch's shared threads, where
+    /// deadline timers run.
+    ///
+    /// On this queue, in order: on Linux making and resuming tasks, and everywhere a session's
+    /// invalidation, so a session is never invalidated before a task it is to make.
+    static let sessionCalls = DispatchQueue(label: "Courier.URLSessionTransport.sessionCalls")
+    /// On this queue: cancelling tasks, which must not wait behind tasks still to be made.
+    static let cancelCalls = DispatchQueue(label: "Courier.URLSessionTransport.cancelCalls")
 
     /// An ephemeral configuration without URL cache or credential storage, ignoring local
     /// caches, with up to 16 connections per host.
@@ -122,6 +127,7 @@ public final class URLSessionTransport: Transport {
             guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
                 return response
             }
+            try next.checkWireSafety()
             try checkSupported(next)
             current = next
         }
@@ -147,14 +153,16 @@ public final class URLSessionTransport: Transport {
     /// its own, whose only connection is new: FoundationNetworking re-sends a request whose
     /// reused connection closed before the answer, whatever its method.
     private func perform(_ call: Call, isIdempotent: Bool) async throws -> HTTPResponse {
-        var session = self.session
         #if canImport(FoundationNetworking)
-            if !isIdempotent {
-                session = URLSession(
+            let session =
+                isIdempotent
+                ? self.session
+                : URLSession(
                     configuration: self.session.configuration, delegate: delegate, delegateQueue: delegateQueue)
-            }
+        #else
+            let session = self.session
         #endif
-        defer { if session !== self.session { session.finishTasksAndInvalidate() } }
+        defer { if session !== self.session { Self.sessionCalls.async { session.finishTasksAndInvalidate() } } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 call.start(continuation, in: session, registry: delegate)

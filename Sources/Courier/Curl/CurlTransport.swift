@@ -117,6 +117,7 @@
             defer { body.discard() }
             var current = request
             for _ in 0...RedirectPolicy.maximumRedirects {
+                try current.checkWireSafety()
                 let remaining = ContinuousClock.now.duration(to: deadline)
                 guard remaining > .zero else {
                     throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")

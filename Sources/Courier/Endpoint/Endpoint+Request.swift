@@ -7,8 +7,6 @@ extension Endpoint {
     func makeRequest(base: URLJoiner.Base, encoder: JSONEncoder, defaultTimeout: Duration) throws(NetworkError)
         -> HTTPRequest
     {
-        // Checked again at the transport, after the interceptors; here it fails before any of them runs.
-        try HTTPRequest.checkWireSafety(method: method, headers: headers)
         let target = try URLJoiner.join(base: base, path: path)
         var parameters = target.query
         parameters.append(contentsOf: query)
@@ -20,6 +18,8 @@ extension Endpoint {
             method: method, unqueriedURL: target.url, query: parameters, headers: headers,
             body: try body.httpBody(encoder: encoder), timeout: timeout)
         request.isIdempotent = isIdempotent
+        // Checked again at the transport, after the interceptors; here it fails before any of them runs.
+        try request.checkWireSafety()
         return request
     }
 }

@@ -92,6 +92,14 @@ extension HTTPHeaders {
         HTTPMethod.isToken(field.name)
             && field.value.utf8.allSatisfy { byte in byte == 0x09 || (byte >= 0x20 && byte != 0x7F) }
     }
+
+    /// The fields a request may not set, lower-case: they frame the message or manage the
+    /// connection, which is the transport's work. A `Content-Length` shorter than the body,
+    /// say, would make the server read the rest of the body as a request of its own.
+    public static let transportOwnedNames: Set<String> = [
+        "content-length", "transfer-encoding", "te", "trailer", "connection", "upgrade", "keep-alive",
+        "proxy-connection",
+    ]
 }
 
 extension String {

@@ -75,13 +75,18 @@ public struct HTTPRequest: Sendable {
     /// Every transport calls this before anything is sent; a custom transport should too.
     ///
     /// - The method is an RFC 9110 token.
-    /// - Every header field name is a token, and every value is free of control characters
-    ///   but horizontal tab (``HTTPHeaders/isValid(_:)``).
+    /// - Every header field that goes on the wire (``wireHeaders``, so the body's
+    ///   `Content-Type` too) has a token for a name and a value free of control characters but
+    ///   horizontal tab (``HTTPHeaders/isValid(_:)``).
+    /// - No field sets how the message is framed or the connection kept
+    ///   (``HTTPHeaders/transportOwnedNames``: `Content-Length`, `Transfer-Encoding`,
+    ///   `Connection` and the like): the transport writes those, so a value cannot make the
+    ///   server read part of the body as another request.
     /// - The URL is `http` or `https` with a host.
     /// - Throws: ``NetworkError/Code/invalidRequest`` naming the method or field (never a
     ///   field's value, which may be a secret).
     public func checkWireSafety() throws(NetworkError) {
-        try Self.checkWireSafety(method: method, headers: headers)
+        try Self.checkWireSafety(method: method, headers: wireHeaders)
         let scheme = url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
             throw NetworkError(.invalidRequest, "Only http and https URLs with a host can be sent.")
@@ -92,10 +97,17 @@ public struct HTTPRequest: Sendable {
         guard method.isValidToken else {
             throw NetworkError(.invalidRequest, "\(method.rawValue.debugDescription) is not a valid HTTP method.")
         }
-        for field in headers where !HTTPHeaders.isValid(field) {
-            throw NetworkError(
-                .invalidRequest,
-                "The header \(field.name.debugDescription) has an invalid name or a value with control characters.")
+        for field in headers {
+            guard HTTPHeaders.isValid(field) else {
+                throw NetworkError(
+                    .invalidRequest,
+                    "The header \(field.name.debugDescription) has an invalid name or a value with control characters.")
+            }
+            guard !HTTPHeaders.transportOwnedNames.contains(field.name.lowercased()) else {
+                throw NetworkError(
+                    .invalidRequest,
+                    "The header \(field.name.debugDescription) is the transport's to write (it frames the message).")
+            }
         }
     }
 

@@ -99,6 +99,41 @@ import Testing
         #expect(fetches.increment() == 1, "the token was never fetched")
     }
 
+    @Test("a body's media type with CR LF, in memory or from a file")
+    func bodyMediaType() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let file = directory.file("avatar.png")
+        try Data("png".utf8).write(to: file)
+        let hostile = "image/png\r\nX-Injected: 1"
+        let bodies: [RequestBody] = [.data(Data("png".utf8), contentType: hostile), .file(file, contentType: hostile)]
+        for body in bodies {
+            let backend = try Self.backend([])
+            defer { backend.server.stop() }
+            await Self.expectRefused(backend, .put("avatar", body: body))
+        }
+    }
+
+    /// Fields that frame the message: one that lies makes the server read part of the body as
+    /// a request of its own.
+    static let framingFields: [(String, String)] = [
+        ("Content-Length", "1"), ("Transfer-Encoding", "chunked"), ("connection", "close"), ("TE", "trailers"),
+        ("Upgrade", "h2c"),
+    ]
+
+    @Test("a field that frames the message, from the endpoint or a layer", arguments: 0..<5)
+    func framingField(_ index: Int) async throws {
+        let (name, value) = Self.framingFields[index]
+        let smuggled = Data("aGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let smuggling = RequestBody.data(smuggled, contentType: "text/plain")
+        let fromEndpoint = try Self.backend([])
+        defer { fromEndpoint.server.stop() }
+        await Self.expectRefused(fromEndpoint, .post("x", body: smuggling, headers: [name: value]), value: false)
+        let fromLayer = try Self.backend([.headers([name: value])])
+        defer { fromLayer.server.stop() }
+        await Self.expectRefused(fromLayer, .post("x", body: smuggling), value: false)
+    }
+
     @Test("a tab and non-ASCII text in a value are sent as they are")
     func allowedValue() async throws {
         let backend = try Self.backend([.headers(["X-Note": "a\tb Grüße"])])

@@ -32,6 +32,24 @@ import Testing
         #expect(landed.headers["X-Trace"] == "trace-4")
     }
 
+    @Test("a Host set for the first origin does not follow a redirect to another")
+    func crossOriginDropsHost() async throws {
+        let backend = try Backend()
+        let other = try LoopbackServer()
+        defer {
+            backend.server.stop()
+            other.stop()
+        }
+        backend.server.route("/v1/go") { _ in
+            .init(status: 302, headers: ["Location": other.baseURL.absoluteString + "land"])
+        }
+        other.route("/land") { _ in .envelope(data: "landed") }
+        let host = "127.0.0.1:\(backend.server.port)"
+        _ = try await backend.client.send(Endpoint<String>.get("go", headers: ["Host": host]))
+        #expect(backend.server.requests.first?.headers["Host"] == host)
+        #expect(other.requests.first?.headers["Host"] == "127.0.0.1:\(other.port)")
+    }
+
     @Test("credentials follow a redirect on the same origin")
     func sameOriginKeepsCredentials() async throws {
         let backend = try Backend()

@@ -69,6 +69,54 @@ import Testing
         #expect(error?.code == .responseTooLarge, "\(String(describing: error))")
     }
 
+    @Test("a deadline holds while another answer floods the transport and other requests start")
+    func deadlineHoldsDuringAFlood() async throws {
+        // An endless body at full speed: it ends at its limit, but on Linux URLSession the
+        // flood goes on until FoundationNetworking takes the cancel, keeping its process-wide
+        // queue busy; making other requests' tasks waits for that queue.
+        let flood = try FaultBackend(
+            timeout: .seconds(10),
+            [
+                .readRequest, .send("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"),
+                .sendForever(Data(count: 65_536)),
+            ])
+        defer { flood.server.stop() }
+        let silent = try FaultServer([.readRequest])
+        defer { silent.stop() }
+        let other = try LoopbackServer()
+        defer { other.stop() }
+        other.route("/y") { _ in .envelope(data: 1) }
+        let client = flood.client
+        func url(_ server: URL, _ path: String) -> String { server.appendingPathComponent(path).absoluteString }
+        let flooded = Task {
+            await networkError {
+                let endpoint = Endpoint<Data>.get(url(flood.server.baseURL, "x"), decoding: .data)
+                _ = try await client.send(endpoint.maximumResponseBodySize(4 << 20))
+            }
+        }
+        let traffic = (0..<4).map { _ in
+            Task {
+                while !Task.isCancelled { _ = try? await client.send(Endpoint<Int>.get(url(other.baseURL, "y"))) }
+            }
+        }
+        let started = ContinuousClock.now
+        let error = await networkError {
+            let endpoint = Endpoint<Data>.get(url(silent.baseURL, "z"), decoding: .data)
+            _ = try await client.send(endpoint.timeout(.seconds(1)))
+        }
+        let elapsed = ContinuousClock.now - started
+        for task in traffic {
+            task.cancel()
+            await task.value
+        }
+        let floodError = await flooded.value
+
+        #expect(floodError?.code == .responseTooLarge, "\(String(describing: floodError))")
+        #expect(error?.code == .timedOut, "\(String(describing: error))")
+        // The whole suite runs at once on two cores: a margin for that, far short of a hang.
+        #expect(elapsed < .seconds(1) + (TestTransport.isURLSession ? .seconds(6) : .seconds(4)), "\(elapsed)")
+    }
+
     @Test("an announced length over the limit fails before the body is read")
     func announcedLengthOverLimit() async throws {
         let backend = try FaultBackend([
