@@ -191,8 +191,17 @@ struct DownloadJob: Sendable {
     }
 
     /// The error for a failed attempt: with resume data when a transfer broke after bytes were
-    /// stored, otherwise with the partial file removed.
+    /// stored, otherwise with the partial file removed. A resume whose answer never reached the
+    /// file (none came, or an error status, kept in memory) leaves it as it was, and returns
+    /// resume data for it again: a resume tried offline loses nothing.
     func failed(_ error: NetworkError) -> NetworkError {
+        if let resume, !(200..<300).contains(error.status ?? 0) {
+            var error = error
+            error.resumeData = DownloadResumeData(
+                endpoint: endpoint, destination: destination, overwrite: overwrite, partialFile: partialFile,
+                bytesReceived: resume.offset, validator: resume.validator, acceptsRanges: true)
+            return error
+        }
         let stored = FileSource.size(of: partialFile)
         let broke = error.code == .transport || error.code == .timedOut
         guard broke, stored > 0, let status = error.status, status == 200 || status == 206 else {

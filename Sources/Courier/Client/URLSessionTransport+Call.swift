@@ -74,7 +74,9 @@ extension URLSessionTransport {
                 self.registry = registry
                 // A timer source, cancelled when the call ends, holds nothing once it is over.
                 let timer = DispatchSource.makeTimerSource(queue: .global())
-                timer.schedule(deadline: .now() + max(ContinuousClock.now.duration(to: deadline).seconds, 0))
+                // A year at most: `DispatchTime` counts nanoseconds in 64 bits.
+                let seconds = min(max(ContinuousClock.now.duration(to: deadline).seconds, 0), 3.2e7)
+                timer.schedule(deadline: .now() + seconds)
                 timer.setEventHandler { [weak self, timedOut] in self?.stop(timedOut) }
                 self.timer = timer
                 timer.resume()

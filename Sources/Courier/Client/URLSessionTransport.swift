@@ -30,7 +30,7 @@ import Foundation
 ///
 /// What it cannot mend on Linux fails clearly instead: an IPv6 literal host
 /// (`http://[::1]/`) and TLS options are refused with a ``NetworkError`` naming
-/// `CurlTransport`, which handles both. Three it can neither mend nor detect on Linux, where
+/// `CurlTransport`, which handles both. Four it can neither mend nor detect on Linux, where
 /// `CurlTransport` is the default for these reasons:
 /// - when the session has stored cookies for a URL, FoundationNetworking replaces a request's
 ///   own `Cookie` header with them; send your own cookies through a session with
@@ -38,6 +38,8 @@ import Foundation
 /// - an answer with a `Content-Length` from 2^63 - 512 up ends the process: FoundationNetworking
 ///   converts the length to an integer in its own header callback, which traps, before Courier
 ///   sees the answer (any request, not only a resumed download);
+/// - so does a chunked body whose trailer is shaped like a status line (FoundationNetworking
+///   takes it for a new answer, then stops: "Transfer completed, but there's no response");
 /// - extra bytes after an answer (a body longer than its `Content-Length`, or a body on a
 ///   `204`, a `304` or an answer to `HEAD`) are read as the answer to the next request on that
 ///   connection.
@@ -182,7 +184,9 @@ public final class URLSessionTransport: Transport {
         // The overall deadline is enforced by `Call`. URLSession's own timeout is only an idle
         // timeout, and FoundationNetworking truncates it to whole seconds (0.8 s becomes 0 ms,
         // an instant timeout), so it is set past the deadline where it never fires first.
-        urlRequest.timeoutInterval = request.timeout.seconds.rounded(.up) + 1
+        // A year at most: FoundationNetworking multiplies it into an integer that would overflow
+        // for a caller's "no timeout" (`.seconds(Int64.max)`).
+        urlRequest.timeoutInterval = min(request.timeout.seconds, 3.2e7).rounded(.up) + 1
         for field in request.wireHeaders(contentType: contentType) {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }

@@ -87,7 +87,8 @@
                     }
                     return (additions, removals, stopping)
                 }
-                for transfer in adding {
+                // A transfer cancelled between its start and its hand-over is never sent.
+                for transfer in adding where transfer.isRunning {
                     let code = faults.addHandleResult ?? courier_curl_multi_add_handle(multi, transfer.easy)
                     guard code == 0 else {
                         transfer.stop(

@@ -131,10 +131,13 @@
             try set(Int32(COURIER_CURLOPT_NOSIGNAL), 1)
             try set(Int32(COURIER_CURLOPT_TCP_NODELAY), 1)
             try set(Int32(COURIER_CURLOPT_HTTP_VERSION), Int(COURIER_CURL_HTTP_VERSION_2TLS))
-            let milliseconds = max(1, Int((timeout.seconds * 1000).rounded(.up)))
+            // A year at most: a caller's "no timeout" (`.seconds(Int64.max)`) must not overflow.
+            let milliseconds = max(1, Int(min(timeout.seconds * 1000, 3.2e10).rounded(.up)))
             try set(Int32(COURIER_CURLOPT_TIMEOUT_MS), milliseconds)
             try set(Int32(COURIER_CURLOPT_ERRORBUFFER), pointer: errorBuffer)
             try configureTLS(tls)
+            // A proxy's answer to CONNECT is not the server's answer (it would begin the body).
+            try set(Int32(COURIER_CURLOPT_SUPPRESS_CONNECT_HEADERS), 1)
             // libcurl silently resends a request whose kept-alive connection closed without an
             // answer; the server may have acted on it. A request that must not go twice gets a
             // connection of its own, which libcurl never retries.
@@ -176,6 +179,14 @@
             guard keptConnections?.isClean(local: local, peer: peer) == false else { return true }
             lock.withLock { foundUnreadBytes = true }
             return false
+        }
+
+        /// Whether the caller still waits (a transfer stopped before libcurl took it is never added).
+        var isRunning: Bool {
+            lock.withLock {
+                if case .running = state { return true }
+                return false
+            }
         }
 
         /// Whether the transfer's connection is checked before reuse (plain HTTP).
@@ -405,6 +416,8 @@
                     .responseTooLarge, "The answer's header is larger than \(HTTPResponse.maximumHeaderSize) bytes.")
                 return false
             }
+            // After the head only trailers of a chunked body come: never a new answer.
+            guard !headComplete else { return true }
             let text = CurlHeaderLine(line)
             if let code = text.statusCode {
                 status = code
@@ -430,6 +443,12 @@
             lock.lock()
             defer { lock.unlock() }
             guard case .running = state else { return false }
+            // libcurl passes on bytes after a head Courier did not take as final (a `101`, a
+            // status line it reads otherwise): no limit or destination holds for them yet.
+            guard headComplete else {
+                failure = NetworkError(.transport, "The server sent a body without a complete, final answer head.")
+                return false
+            }
             do throws(NetworkError) {
                 try sink.append(Data(bytes))
                 return true

@@ -23,6 +23,8 @@ final class ResponseBodySink {
     /// The body bytes of this answer so far, and the most it may have.
     private var bodyBytes: Int64 = 0
     private var limit: Int64?
+    /// For a `206`, the file's size once the range has arrived whole.
+    private var rangeEnd: Int64?
 
     /// - Parameters:
     ///   - request: Where a successful answer goes (``HTTPRequest/download``), where progress
@@ -49,6 +51,7 @@ final class ResponseBodySink {
         memory = Data()
         received = 0
         bodyBytes = 0
+        rangeEnd = nil
         try? file?.close()
         file = nil
         var headerSize = 0
@@ -71,15 +74,26 @@ final class ResponseBodySink {
         }
         var start: Int64 = 0
         if status == 206 {
+            // Ranges count the bytes as sent: a decoded body would land at the wrong offsets.
+            guard !encoded else {
+                throw NetworkError(.transport, "The server resumed with a Content-Encoding, so bytes cannot be placed.")
+            }
             let range = try ContentRange.continuing(headers["Content-Range"], at: target.offset, length: length)
             start = target.offset
-            expected = range.total ?? (range.last < .max ? range.last + 1 : nil)
+            rangeEnd = range.last < .max ? range.last + 1 : nil
+            expected = range.total ?? rangeEnd
         }
         let handle: FileHandle
         if start == 0 {
             handle = try PrivateFile.create(at: target.file)
         } else {
             handle = try PrivateFile.openExisting(at: target.file)
+            // A partial file shorter than the offset would be filled with zeros.
+            guard let size = try? handle.seekToEnd(), size >= UInt64(start) else {
+                try? handle.close()
+                throw NetworkError(
+                    .fileSystem, "The partial download is shorter than the \(start) bytes it should hold.")
+            }
         }
         do {
             try handle.truncate(atOffset: UInt64(start))
@@ -103,6 +117,7 @@ final class ResponseBodySink {
     func append(_ data: Data) throws(NetworkError) {
         bodyBytes += Int64(data.count)
         if let limit, bodyBytes > limit { throw Self.tooLarge(limit) }
+        if let rangeEnd, received + Int64(data.count) > rangeEnd { throw Self.rangeMismatch }
         memory.append(data)
         received += Int64(data.count)
         if memory.count >= Self.writeSize { try flush() }
@@ -123,7 +138,8 @@ final class ResponseBodySink {
     /// Ends the body, writing what is gathered (also after a failure, so a broken download
     /// keeps every byte that arrived).
     /// - Returns: The bytes kept in memory and the file written, if the body went to a file.
-    /// - Throws: ``NetworkError/Code/fileSystem`` when the file cannot be written.
+    /// - Throws: ``NetworkError/Code/fileSystem`` when the file cannot be written,
+    ///   ``NetworkError/Code/transport`` when a `206` brought fewer bytes than its range.
     func finish() throws(NetworkError) -> (body: Data, file: URL?) {
         guard let file else { return (memory, nil) }
         defer { self.file = nil }
@@ -134,8 +150,13 @@ final class ResponseBodySink {
         } catch {
             throw NetworkError(.fileSystem, "The download could not be written to disk.", underlying: error)
         }
+        // A chunked body (or HTTP/2) can end cleanly before the range it announced.
+        if let rangeEnd, received != rangeEnd { throw Self.rangeMismatch }
         return (Data(), target?.file)
     }
+
+    private static let rangeMismatch = NetworkError(
+        .transport, "The resumed body does not fill the range its Content-Range announced.")
 }
 
 /// A parsed `Content-Range: bytes FIRST-LAST/TOTAL` (TOTAL may be `*`).

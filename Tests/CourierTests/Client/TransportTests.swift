@@ -30,6 +30,14 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(10), "well before the server would have answered")
     }
 
+    @Test("a timeout longer than any timer holds (Int64.max seconds as \"no timeout\") is no crash")
+    func endlessTimeout() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/item") { _ in .envelope(data: 7) }
+        #expect(try await backend.client.send(Endpoint<Int>.get("item").timeout(.seconds(Int64.max))) == 7)
+    }
+
     @Test("a server that trickles bytes forever hits the overall deadline")
     func dripTimeout() async throws {
         let backend = try Backend(timeout: .milliseconds(800))

@@ -8,7 +8,8 @@ import Testing
 /// that the call ends well within its deadline and that no connection to the server is left
 /// open once it failed. Rows of other suites: limits and bombs (`ResponseLimitTests`),
 /// redirects (`RedirectTests`), duplicate POSTs (`NoDuplicatePostTests`), resume
-/// (`ResumeHardeningTests`), CR/LF (`HeaderInjectionTests`), sessions (`SessionRaceTests`).
+/// (`ResumeHardeningTests`), CR/LF (`HeaderInjectionTests`), sessions (`SessionRaceTests`), and
+/// answers that end the process inside Linux URLSession (`FoundationNetworkingTrapTests`).
 @Suite struct FaultMatrixTests {
     /// What a row must end in.
     enum Outcome: Sendable, Equatable, CustomStringConvertible {
@@ -156,6 +157,18 @@ import Testing
             outcome: .body("hi"),
             // FoundationNetworking's header callback takes UTF-8 only.
             onURLSession: .error(.transport)),
+        Row(
+            name: "a 101 answer nobody asked for, then 10 MB",
+            script: [
+                .readRequest, .send("HTTP/1.1 101 Switching Protocols\r\n\r\n"), .send(Data(count: 65_536), times: 160),
+                .close,
+            ],
+            outcome: .error(.transport),
+            onURLSession: .error(.httpStatus, status: 101)),
+        Row(
+            name: "a status line with a tab, then a body",
+            script: [.readRequest, answer("HTTP/1.1 200\tOK\r\n\(json)Content-Length: 2\r\n", "hi"), .close],
+            outcome: .error(.transport)),
         Row(
             name: "a slowloris answer: one byte every 100 ms, never ending",
             script: [

@@ -56,4 +56,91 @@ import Testing
         #expect(backend.server.requestHeads.last?.headers["Range"] == "bytes=2000-")
         error?.resumeData?.discard()
     }
+
+    /// A backend whose first connection breaks after 2,000 bytes and whose later ones run
+    /// `resume(n)` (n counts from 1), with the first attempt's resume data.
+    static func brokenDownload(
+        in directory: TemporaryDirectory, resume: @escaping @Sendable (Int) -> [FaultServer.Step]
+    ) async throws -> (FaultBackend, URL, DownloadResumeData) {
+        let backend = try FaultBackend(timeout: .seconds(5)) { connection in
+            connection == 0 ? Self.brokenFirstAttempt() : resume(connection)
+        }
+        let destination = directory.file("file.bin")
+        let first = await networkError { _ = try await backend.client.download(.download("f"), to: destination).value }
+        let resumeData = try #require(first?.resumeData)
+        return (backend, destination, resumeData)
+    }
+
+    static let rest = "Content-Range: bytes 2000-3999/4000\r\n"
+
+    @Test(
+        "a 206 that ends before its range, or comes encoded, is an error",
+        arguments: [
+            rest + "Transfer-Encoding: chunked\r\n\r\n64\r\n" + String(repeating: "b", count: 100) + "\r\n0\r\n\r\n",
+            rest + "Content-Encoding: gzip\r\nContent-Length: 2000\r\n\r\n" + String(repeating: "b", count: 2000),
+        ])
+    func shortOrEncodedRange(answer: String) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (backend, destination, resumeData) = try await Self.brokenDownload(in: directory) { _ in
+            [.readRequest, .send("HTTP/1.1 206 Partial Content\r\n" + answer), .waitForHangUp]
+        }
+        defer { backend.server.stop() }
+        let error = await networkError { _ = try await backend.client.resumeDownload(resumeData).value }
+        #expect(error?.code == .transport, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        error?.resumeData?.discard()
+    }
+
+    @Test("a partial file shorter than its resume offset is never filled with zeros")
+    func shortPartialFile() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (backend, destination, resumeData) = try await Self.brokenDownload(in: directory) { _ in
+            [
+                .readRequest, .send("HTTP/1.1 206 Partial Content\r\n\(Self.rest)Content-Length: 2000\r\n\r\n"),
+                .send(Data(repeating: 2, count: 2000)), .waitForHangUp,
+            ]
+        }
+        defer { backend.server.stop() }
+        let partial = try FileHandle(forWritingTo: resumeData.partialFile)
+        try partial.truncate(atOffset: 1000)
+        try partial.close()
+        let error = await networkError { _ = try await backend.client.resumeDownload(resumeData).value }
+        #expect(error?.code == .fileSystem, "\(String(describing: error))")
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    @Test("a resume that gets no answer, or an error status, keeps the partial file for the next try")
+    func failedResumeKeepsPartialFile() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (backend, destination, resumeData) = try await Self.brokenDownload(in: directory) { connection in
+            connection == 1
+                ? [.readRequest, .send("HTTP/1.1 503 Busy\r\nContent-Length: 4\r\n\r\nbusy"), .close]
+                : [
+                    .readRequest, .send("HTTP/1.1 206 Partial Content\r\n\(Self.rest)Content-Length: 2000\r\n\r\n"),
+                    .send(Data(repeating: 2, count: 2000)), .waitForHangUp,
+                ]
+        }
+        defer { backend.server.stop() }
+        // A server that is gone: the connection is refused.
+        let gone = try FaultServer([])
+        gone.stop()
+        let offline = NetworkClient(
+            configuration: .init(baseURL: gone.baseURL, timeout: .seconds(5), transport: TestTransport.make()))
+
+        let refused = await networkError { _ = try await offline.resumeDownload(resumeData).value }
+        #expect(refused?.status == nil, "\(String(describing: refused))")
+        let busy = await networkError {
+            _ = try await backend.client.resumeDownload(try #require(refused?.resumeData)).value
+        }
+        #expect(busy?.status == 503, "\(String(describing: busy))")
+        let again = try #require(busy?.resumeData)
+        #expect(again.bytesReceived == 2000 && again.partialFile == resumeData.partialFile)
+
+        let file = try await backend.client.resumeDownload(again).value
+        #expect(file.resumedFrom == 2000)
+        #expect(try Data(contentsOf: destination) == Data(repeating: 1, count: 2000) + Data(repeating: 2, count: 2000))
+    }
 }
