@@ -25,7 +25,8 @@ public enum Redaction {
 
     /// Replaces secret values in free text: `"name": value` pairs of JSON, `name=value` pairs
     /// of queries and forms, and the user name and password of URLs (`http://ann:pw@host/`
-    /// becomes `http://<redacted>@host/`), wherever they occur.
+    /// becomes `http://<redacted>@host/`), wherever they occur, also escaped in JSON or
+    /// percent-encoded in a query value.
     /// - Parameters:
     ///   - text: Text such as a URL or a body snippet.
     ///   - extra: More names (lower-case) to treat as secret.
@@ -47,22 +48,57 @@ public enum Redaction {
         return String(output)
     }
 
-    /// Replaces the user information of every `scheme://user:password@host` in `text`.
+    /// Replaces the user information of every `scheme://user:password@host` in `text`, also
+    /// where the URL is written inside JSON (`https:\/\/…`) or percent-encoded in a query value
+    /// (`https%3A%2F%2Fann%3Apw%40host`).
     static func redactingUserInfo(in text: String) -> String {
-        guard text.contains("@") else { return text }
+        guard text.contains("@") || text.range(of: "%40", options: .caseInsensitive) != nil else { return text }
         var output = ""
         var rest = Substring(text)
-        while let separator = rest.range(of: "://") {
+        while let (separator, encoded) = nextSchemeSeparator(in: rest) {
             output += rest[..<separator.upperBound]
             rest = rest[separator.upperBound...]
-            // The authority ends at the path, query or fragment, or where the URL ends in the text.
-            let end = rest.firstIndex { "/?#\\ \t\r\n\"'<>".contains($0) } ?? rest.endIndex
-            if let at = rest[..<end].lastIndex(of: "@") {
+            if let at = userInfoEnd(in: rest, encoded: encoded) {
                 output += placeholder
                 rest = rest[at...]
             }
         }
         return output + rest
+    }
+
+    /// The first `://`, `:\/\/` (JSON) or `%3A%2F%2F` (percent-encoded) in `text`.
+    private static func nextSchemeSeparator(in text: Substring) -> (Range<Substring.Index>, encoded: Bool)? {
+        let found = [
+            text.range(of: "://").map { ($0, false) },
+            text.range(of: ":\\/\\/").map { ($0, false) },
+            text.range(of: "%3A%2F%2F", options: .caseInsensitive).map { ($0, true) },
+        ]
+        return found.compactMap { $0 }.min { $0.0.lowerBound < $1.0.lowerBound }
+    }
+
+    /// Where the user information that starts `rest` ends (at its `@`), if it has any.
+    private static func userInfoEnd(in rest: Substring, encoded: Bool) -> Substring.Index? {
+        if encoded {
+            // A query or form value: it ends at `&`; `/`, `?`, `#` and `@` are escaped in it.
+            let token = rest[..<(rest.firstIndex { "& \t\r\n\"'<>;".contains($0) } ?? rest.endIndex)]
+            let authorityEnd =
+                ["%2F", "%3F", "%23"].compactMap { token.range(of: $0, options: .caseInsensitive)?.lowerBound }.min()
+                ?? token.endIndex
+            let authority = token[..<authorityEnd]
+            return [
+                authority.range(of: "%40", options: [.caseInsensitive, .backwards])?.lowerBound,
+                authority.lastIndex(of: "@"),
+            ].compactMap { $0 }.max()
+        }
+        // The URL ends where the text around it takes over; its authority at the path, query
+        // or fragment (`\` for `\/` in JSON).
+        let token = rest[..<(rest.firstIndex { " \t\r\n\"'<>".contains($0) } ?? rest.endIndex)]
+        let authority = token[..<(token.firstIndex { "/?#\\".contains($0) } ?? token.endIndex)]
+        if let at = authority.lastIndex(of: "@") { return at }
+        // A password with `/`, `?` or `#` in it leaves no valid URL and no clear authority:
+        // hide everything up to the last `@` that follows a `:`.
+        if let at = token.lastIndex(of: "@"), token[..<at].contains(":") { return at }
+        return nil
     }
 
     /// When a key starts at `index` (`"key":` or `key=`), returns the key and where its value starts.

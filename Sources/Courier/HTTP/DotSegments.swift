@@ -4,19 +4,26 @@
 /// is libcurl underneath), and cannot be told not to through URLSession. Courier does it first,
 /// in ``HTTPRequest/wireURL()``, so the path a signature covers is the path that is sent.
 ///
-/// Only literal `.` and `..` segments count: `%2E%2E` is left alone, as libcurl leaves it.
+/// An encoded dot counts as a dot (`%2E%2E` is `..`, RFC 3986 section 6.2.2.2): libcurl 8.13
+/// and later read it so, older ones and many servers do not, so Courier sends neither form and
+/// every peer sees the same path.
 enum DotSegments {
-    /// `path` without dot-segments. A path that does not start with `/` (or holds no `/.`) is
-    /// returned as it is.
+    /// Whether `path` may hold a dot-segment (`/.` or `/%2E` somewhere).
+    static func mayHoldDotSegment(_ path: String) -> Bool {
+        path.contains("/.") || path.range(of: "/%2e", options: .caseInsensitive) != nil
+    }
+
+    /// `path` without dot-segments. A path that does not start with `/` (or holds no
+    /// dot-segment) is returned as it is.
     /// - Parameter path: A percent-encoded absolute path, for example `/a/b/../c`.
     /// - Returns: The path without dot-segments, for example `/a/c`.
     static func removed(from path: String) -> String {
-        guard path.hasPrefix("/"), path.contains("/.") else { return path }
+        guard path.hasPrefix("/"), mayHoldDotSegment(path) else { return path }
         let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         var output: [Substring] = []
         for (index, segment) in segments.enumerated() {
             let isLast = index == segments.count - 1
-            switch segment {
+            switch dots(in: segment) {
             case ".":
                 break
             case "..":
@@ -30,5 +37,13 @@ enum DotSegments {
             if isLast { output.append("") }
         }
         return "/" + output.joined(separator: "/")
+    }
+
+    /// The segment with `%2E` read as `.` when it is made of dots alone (`.%2e` is `..`), else
+    /// as it is.
+    private static func dots(in segment: Substring) -> Substring {
+        guard segment.utf8.count <= 6, segment.contains("%") else { return segment }
+        let decoded = segment.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive)
+        return decoded == "." || decoded == ".." ? Substring(decoded) : segment
     }
 }

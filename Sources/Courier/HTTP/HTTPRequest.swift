@@ -111,8 +111,8 @@ public struct HTTPRequest: Sendable {
         }
     }
 
-    /// The URL that goes on the wire: ``url`` with `.` and `..` segments removed from its path
-    /// (`/a/b/../c` is sent as `/a/c`, as libcurl would send it anyway) and ``query`` encoded by
+    /// The URL that goes on the wire: ``url`` with `.` and `..` segments (`%2E%2E` too) removed
+    /// from its path (`/a/b/../c` is sent as `/a/c`, as libcurl would send it anyway) and ``query`` encoded by
     /// ``PercentEncoding``.
     /// - Throws: ``NetworkError`` with code ``NetworkError/Code/invalidRequest`` when the result
     ///   is not a valid URL.
@@ -137,8 +137,8 @@ public struct HTTPRequest: Sendable {
     /// ``url`` with dot-segments removed from its path. The path is replaced as text, so the
     /// rest of the URL stays byte for byte as it was.
     private func unqueriedWireURL() throws(NetworkError) -> URL {
-        // Every dot-segment starts with `/.`; most URLs have none and are sent as they are.
-        guard url.absoluteString.contains("/.") else { return url }
+        // Every dot-segment starts with `/.` or `/%2E`; most URLs have none and are sent as they are.
+        guard DotSegments.mayHoldDotSegment(url.absoluteString) else { return url }
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             let text = components.string, let range = components.rangeOfPath
         else { throw NetworkError(.invalidRequest, "The URL's path cannot be read.") }

@@ -38,6 +38,10 @@ import Testing
             ),
             ("\"http://a:p%40ss@h:8080?q=1\"", "\"http://<redacted>@h:8080?q=1\""),
             ("http://host/path@here ann@example.com", "http://host/path@here ann@example.com"),
+            (#"{"hook":"https:\/\/bob:pw@h\/x"}"#, #"{"hook":"https:\/\/<redacted>@h\/x"}"#),
+            ("next=https%3A%2F%2Fbob%3Apw%40intranet%2F&q=1", "next=https%3A%2F%2F<redacted>%40intranet%2F&q=1"),
+            ("GET http://bob:p#ss@api/x", "GET http://<redacted>@api/x"),
+            ("GET http://bob:p/ss@api/x", "GET http://<redacted>@api/x"),
         ])
     func userInfo(_ input: String, _ expected: String) {
         #expect(Redaction.redactText(input) == expected)
