@@ -108,7 +108,8 @@ extension FaultServer {
         let socket: Int32
         let index: Int
         let core: Core
-        private var parser = RequestParser(maximumHeadSize: 1 << 20)
+        // Bodies are parsed only to count requests: 64 MB each is plenty, and bounds memory.
+        private var parser = RequestParser(maximumHeadSize: 1 << 20, maximumBodySize: 64 << 20)
         private var heads = 0
         private var requests = 0
         private var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -133,7 +134,8 @@ extension FaultServer {
             switch action {
             case .send(let bytes, let times):
                 var sent = 0
-                while times.map({ sent < $0 }) ?? true, !isOver {
+                // Nothing to send makes no system call that could fail: never loop on it.
+                while !bytes.isEmpty, times.map({ sent < $0 }) ?? true, !isOver, !core.isStopped {
                     if !Sockets.write(socket, bytes) { hungUp() }
                     sent += 1
                 }

@@ -176,7 +176,10 @@ extension FaultServer {
                     close(listener)
                     return
                 }
-                guard client >= 0 else { continue }  // EINTR, ECONNABORTED, …: keep listening
+                guard client >= 0 else {  // EINTR, ECONNABORTED, …: keep listening
+                    Sockets.pauseIfOutOfDescriptors()
+                    continue
+                }
                 Sockets.setNoDelay(client)
                 let index = log.opened()
                 waiters.resolve()

@@ -113,7 +113,7 @@ extension LoopbackServer {
                     if complete && offset < body.count { complete = waitWatchingForHangUp(interval) }
                 }
             case .closeMidBody(let afterBytes):
-                _ = write(Array(head.utf8) + body.prefix(afterBytes))
+                _ = write(Array(head.utf8) + body.prefix(max(afterBytes, 0)))
                 return false
             case .closeBeforeResponding, nil:
                 complete = write(Array(head.utf8) + body)

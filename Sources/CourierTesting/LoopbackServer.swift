@@ -158,8 +158,9 @@ extension LoopbackServer {
                     // Closed here, by the only thread that uses it, once `stop()` has shut it down.
                     close(listener)
                     return
-                case .retry:
-                    continue  // EINTR, ECONNABORTED, …: keep listening
+                case .retry:  // EINTR, ECONNABORTED, …: keep listening
+                    Sockets.pauseIfOutOfDescriptors()
+                    continue
                 case .busy:
                     _ = Sockets.write(client, Array(Self.busyAnswer.utf8))
                     close(client)

@@ -36,6 +36,15 @@ enum Sockets {
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
+    /// After a failed `accept`: when the process is out of descriptors (or memory), waits
+    /// 10 ms, since the waiting connection stays queued and the next `accept` would fail at
+    /// once, spinning a core until a descriptor frees.
+    static func pauseIfOutOfDescriptors() {
+        let reason = errno
+        guard reason == EMFILE || reason == ENFILE || reason == ENOBUFS || reason == ENOMEM else { return }
+        usleep(10_000)
+    }
+
     /// Turns off Nagle's algorithm, so small scripted writes leave at once.
     static func setNoDelay(_ fd: Int32) {
         var yes: Int32 = 1

@@ -167,7 +167,7 @@ import Testing
     @Test(
         "a connection the server drops is a transport error, not a hang",
         arguments: [
-            LoopbackServer.Fault.closeBeforeResponding, .closeMidBody(afterBytes: 5),
+            LoopbackServer.Fault.closeBeforeResponding, .closeMidBody(afterBytes: 5), .closeMidBody(afterBytes: -1),
         ])
     func droppedConnection(_ fault: LoopbackServer.Fault) async throws {
         let backend = try Backend()

@@ -21,6 +21,25 @@ import Testing
         #expect(server.connections.first?.received.suffix(3) == Data("abc".utf8))
     }
 
+    @Test("sending nothing forever, or stopping mid-flood, ends the connection's thread")
+    func emptyAndEndlessSends() async throws {
+        for step in [FaultServer.Step.sendForever(Data()), .sendForever(Data(count: 1024))] {
+            let server = try FaultServer([.readRequest, step])
+            let socket = try RawSocket(port: server.port)
+            socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await server.waitUntil { $0.requestHeads.count == 1 })
+            server.stop()
+            // The socket stays open on the client's side: only the server can end the thread.
+            // (`waitUntil` ends with the server, so this polls.)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while server.connections.first?.isClosed != true, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(server.connections.first?.isClosed == true, "\(step)")
+            withExtendedLifetime(socket) {}
+        }
+    }
+
     @Test("each connection runs the script for its number")
     func scriptPerConnection() async throws {
         let server = try FaultServer { connection in
