@@ -58,19 +58,20 @@ public struct ReLoginInterceptor: Interceptor {
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
-        let generation = await coordinator.generation
+        let seen = await coordinator.session
         let response = try await next(request)
         guard needsLogin(response, context) else { return response }
         do {
-            try await coordinator.reLogin(after: generation)
+            try await coordinator.reLogin(after: seen)
         } catch let error as NetworkError where [.cancelled, .sessionExpired].contains(error.code) {
             throw error
         } catch {
             throw NetworkError(.sessionExpired, "Logging in again failed.", underlying: error)
         }
+        let session = await coordinator.session
         let replayed = try await next(request)
         guard !needsLogin(replayed, context) else {
-            await coordinator.expire()
+            await coordinator.expire(session)
             var error = NetworkError(.sessionExpired, "The session expired and logging in again did not help.")
             error.status = replayed.status
             error.businessCode = context.businessCode(in: replayed)
@@ -85,20 +86,33 @@ public struct ReLoginInterceptor: Interceptor {
         return codes.contains(code)
     }
 
-    /// Runs the handler one at a time. `generation` counts successful re-logins, so a caller that
-    /// saw the old session can tell that a new one already exists. Each session ends with one
-    /// ``SessionEvent/sessionExpired``, however many requests saw it end.
+    /// Runs the handler one at a time, and announces each end of a session with one
+    /// ``SessionEvent/sessionExpired``, however many requests saw it.
+    ///
+    /// A request remembers the ``Session`` it was sent in: `generation` counts successful
+    /// re-logins, so a caller that saw the old session can tell that a new one exists, and
+    /// `ended` counts announced ends, so a request sent before an end was announced shares it
+    /// (it fails without a re-login or a second event), while one sent after it (a login the
+    /// app made itself came in between) belongs to a session of its own.
     actor Coordinator {
+        /// What a request saw when it was sent.
+        struct Session: Sendable, Equatable {
+            let generation: Int
+            let ended: Int
+        }
+
         private let handler: @Sendable () async throws -> Void
         private let events: SessionEvents?
         private let limit: Int
         private let window: Duration
         private var running: SharedOutcome<Void>?
         private var starts: [ContinuousClock.Instant] = []
-        /// The generation whose end was announced.
-        private var expiredGeneration: Int?
-        private(set) var generation = 0
+        private var generation = 0
+        private var ended = 0
+        /// Re-login attempts started.
         private(set) var count = 0
+
+        var session: Session { Session(generation: generation, ended: ended) }
 
         init(handler: @escaping @Sendable () async throws -> Void, events: SessionEvents?, limit: Int, window: Duration)
         {
@@ -110,13 +124,16 @@ public struct ReLoginInterceptor: Interceptor {
 
         /// Ensures a re-login newer than `seen` has succeeded: joins the running one, returns at
         /// once if one succeeded since, or starts one (within the budget).
-        func reLogin(after seen: Int) async throws {
+        func reLogin(after seen: Session) async throws {
             if let running { return try await running.value(whileWaitingFor: "the re-login") }
-            guard generation == seen else { return }
+            guard generation == seen.generation else { return }
+            guard ended == seen.ended else {
+                throw NetworkError(.sessionExpired, "The session ended while this request was under way.")
+            }
             let now = ContinuousClock.now
             starts.removeAll { now - $0 > window }
             guard starts.count < limit else {
-                expire()
+                announceEnd()
                 throw NetworkError(
                     .sessionExpired, "Logged in again \(limit) times within \(window); not trying again yet.")
             }
@@ -126,12 +143,12 @@ public struct ReLoginInterceptor: Interceptor {
             let shared = SharedOutcome<Void>()
             running = shared
             // A task of its own: the re-login outlives any one caller's cancellation.
-            Task { [handler] in
+            Task { [handler, session] in
                 do {
                     try await handler()
                     self.succeeded(shared)
                 } catch {
-                    self.failed(shared, error)
+                    self.failed(shared, error, startedIn: session)
                 }
             }
             try await shared.value(whileWaitingFor: "the re-login")
@@ -144,16 +161,21 @@ public struct ReLoginInterceptor: Interceptor {
             shared.finish(.success(()))
         }
 
-        private func failed(_ shared: SharedOutcome<Void>, _ error: any Error) {
+        private func failed(_ shared: SharedOutcome<Void>, _ error: any Error, startedIn session: Session) {
             running = nil
-            expire()
+            expire(session)
             shared.finish(.failure(NetworkError(.sessionExpired, "Logging in again failed.", underlying: error)))
         }
 
-        /// Announces the end of the current session, once.
-        func expire() {
-            guard expiredGeneration != generation else { return }
-            expiredGeneration = generation
+        /// Announces that `session` ended, unless a newer one began since or its end was
+        /// announced already.
+        func expire(_ session: Session) {
+            guard session == self.session else { return }
+            announceEnd()
+        }
+
+        private func announceEnd() {
+            ended += 1
             events?.send(.sessionExpired)
         }
     }

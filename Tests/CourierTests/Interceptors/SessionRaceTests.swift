@@ -88,9 +88,11 @@ import Testing
                     return "new"
                 }
             ])
+        // `leaving` starts the refresh, so it is waiting for it (not in the transport) when
+        // cancelled; `staying` joins it.
         let leaving = Task { try await client.send(Endpoint<String>.get("data")) }
-        let staying = Task { try await client.send(Endpoint<String>.get("data")) }
         await gate.arrivals(1)
+        let staying = Task { try await client.send(Endpoint<String>.get("data")) }
         #expect(await server.waitForEvents { $0.filter { if case .answered = $0 { true } else { false } }.count == 2 })
 
         leaving.cancel()
@@ -134,6 +136,24 @@ import Testing
         }
         let seen = await Self.collect(events, stream)
         #expect(seen.filter { $0 == .sessionExpired }.count == 1, "\(seen)")
+    }
+
+    @Test("a session that began after an announced end (a login the app made itself) gets its own end")
+    func laterSessionIsAnnounced() async throws {
+        let server = try Self.loggedOutBackend()
+        defer { server.stop() }
+        let events = SessionEvents()
+        let stream = events.stream()
+        struct Refused: Error {}
+        let client = Self.client(server, [.reLogin(codes: [99], events: events) { throw Refused() }])
+        // The first session ends; the user logs in on the login screen (outside the layer);
+        // later that session ends too.
+        for _ in 0..<2 {
+            let error = await networkError { _ = try await client.send(Endpoint<String>.get("data")) }
+            #expect(error?.code == .sessionExpired)
+        }
+        let seen = await Self.collect(events, stream)
+        #expect(seen.filter { $0 == .sessionExpired }.count == 2, "\(seen)")
     }
 
     /// The events sent so far, read up to a marker sent now.
