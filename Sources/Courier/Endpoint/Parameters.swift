@@ -14,9 +14,12 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// One parameter.
     public struct Item: Sendable, Hashable {
         /// The parameter name, unencoded.
-        public var name: String
+        public var name: String { didSet { written = nil } }
         /// The parameter value, unencoded.
-        public var value: String
+        public var value: String { didSet { written = nil } }
+        /// The pair as it was written in a URL, when encoding the name and value again would
+        /// change it (`q=a+b`, `sig=%FF`, a bare `flag`): it goes on the wire as written.
+        var written: String?
 
         /// Creates a parameter.
         /// - Parameters:
@@ -25,6 +28,19 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
         public init(name: String, value: String) {
             self.name = name
             self.value = value
+        }
+
+        /// The pair as it goes on the wire.
+        var encoded: String { written ?? PercentEncoding.encode(name) + "=" + PercentEncoding.encode(value) }
+
+        /// Whether both have the same name and value (however each was written).
+        public static func == (lhs: Item, rhs: Item) -> Bool { lhs.name == rhs.name && lhs.value == rhs.value }
+
+        /// Hashes the name and value.
+        /// - Parameter hasher: The hasher.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(name)
+            hasher.combine(value)
         }
     }
 
@@ -70,17 +86,11 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     public func makeIterator() -> IndexingIterator<[Item]> { items.makeIterator() }
 
     /// The parameters encoded as `name=value&name=value`, each name and value percent-encoded
-    /// with ``PercentEncoding/encode(_:)``. This is the URL query and the form body.
-    public var encoded: String {
-        var result = ""
-        for (index, item) in items.enumerated() {
-            if index > 0 { result += "&" }
-            result += PercentEncoding.encode(item.name)
-            result += "="
-            result += PercentEncoding.encode(item.value)
-        }
-        return result
-    }
+    /// with ``PercentEncoding/encode(_:)``. This is the URL query and the form body. A pair
+    /// parsed by ``decoding(_:)`` whose encoding would change (`q=a+b`, `sig=%FF`, `flag`)
+    /// keeps the text it was written with, so a URL a server gave (a redirect, a signed
+    /// download link) is sent back byte for byte.
+    public var encoded: String { items.map(\.encoded).joined(separator: "&") }
 
     /// Parses `a=1&b=2` (an encoded query or form body) into parameters, percent-decoding each
     /// name and value. `+` is kept as a literal plus (RFC 3986), not read as a space.
@@ -91,7 +101,10 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
         var result = Parameters()
         for pair in encoded.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            result.append(PercentEncoding.decode(parts[0]), parts.count > 1 ? PercentEncoding.decode(parts[1]) : "")
+            var item = Item(
+                name: PercentEncoding.decode(parts[0]), value: parts.count > 1 ? PercentEncoding.decode(parts[1]) : "")
+            if item.encoded != pair { item.written = String(pair) }
+            result.items.append(item)
         }
         return result
     }

@@ -50,6 +50,19 @@ import Testing
         #expect(other.requests.first?.headers["Host"] == "127.0.0.1:\(other.port)")
     }
 
+    @Test("a query the server wrote (a redirect, a signed link) is sent back byte for byte")
+    func queryKeptAsWritten() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        let query = "sig=%FF&q=a+b&flag&t=%7e"
+        backend.server.route("/v1/go") { _ in .init(status: 302, headers: ["Location": "/v1/land?" + query]) }
+        backend.server.route("/v1/land") { _ in .envelope(data: "landed") }
+        _ = try await backend.client.send(Endpoint<String>.get("go"))
+        _ = try await backend.client.send(Endpoint<String>.get("land?" + query, query: ["page": "2"]))
+        let targets = backend.server.requests.filter { $0.path == "/v1/land" }.map(\.target)
+        #expect(targets == ["/v1/land?" + query, "/v1/land?" + query + "&page=2"])
+    }
+
     @Test("credentials follow a redirect on the same origin")
     func sameOriginKeepsCredentials() async throws {
         let backend = try Backend()
