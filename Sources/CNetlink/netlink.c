@@ -62,7 +62,7 @@ static int dump(int fd, int type, unsigned int sequence, void (*handle)(struct n
         ssize_t length = recv(fd, buffer, sizeof buffer, 0);
         if (length < 0 && errno == EINTR) continue;
         if (length <= 0) return -1;
-        unsigned int remaining = (unsigned int)length;
+        int remaining = (int)length;
         for (struct nlmsghdr *message = (struct nlmsghdr *)buffer; NLMSG_OK(message, remaining);
              message = NLMSG_NEXT(message, remaining)) {
             if (message->nlmsg_seq != sequence) continue;
@@ -161,12 +161,20 @@ static void handle_route(struct nlmsghdr *message, void *context) {
     if (route->rtm_dst_len != 0 || route->rtm_type != RTN_UNICAST) return;
     if (route->rtm_table == RT_TABLE_LOCAL) return;  // any other table may carry the default path
     state->any_default_route = 1;
-    unsigned int remaining = RTM_PAYLOAD(message);
+    int remaining = (int)RTM_PAYLOAD(message);
     for (struct rtattr *attribute = RTM_RTA(route); RTA_OK(attribute, remaining);
          attribute = RTA_NEXT(attribute, remaining)) {
         if (attribute->rta_type == RTA_OIF && RTA_PAYLOAD(attribute) >= sizeof(int)) {
             interface *entry = find(state, *(int *)RTA_DATA(attribute));
             if (entry) entry->default_route = 1;
+        } else if (attribute->rta_type == RTA_MULTIPATH) {
+            // A default route over several paths (ECMP) names its interfaces in its next hops.
+            int hops = (int)RTA_PAYLOAD(attribute);
+            for (struct rtnexthop *hop = RTA_DATA(attribute); RTNH_OK(hop, hops);
+                 hops -= NLMSG_ALIGN(hop->rtnh_len), hop = RTNH_NEXT(hop)) {
+                interface *entry = find(state, hop->rtnh_ifindex);
+                if (entry) entry->default_route = 1;
+            }
         }
     }
 }

@@ -111,5 +111,29 @@
 
             #expect(await Self.time(until: .online(.other), in: monitor) != nil)
         }
+
+        @Test(
+            "a default route over several paths (ECMP, no single interface) is seen online",
+            .enabled(if: canMakeNamespaces, "needs root and iproute2 to make a network namespace"))
+        func multipathDefaultRoute() async throws {
+            let name = "courier-\(UInt32.random(in: 0...UInt32.max))"
+            #expect(try await Self.run("netns", "add", name) == 0)
+            defer { Self.deleteNamespace(name) }
+            let monitor = NetlinkReachability(networkNamespace: "/var/run/netns/\(name)")
+            #expect(await Self.time(until: .offline, in: monitor) != nil)
+
+            for (pair, address) in [(("veth-a", "veth-b"), "192.0.2.2/24"), (("veth-c", "veth-d"), "198.51.100.2/24")] {
+                try await Self.run("-n", name, "link", "add", pair.0, "type", "veth", "peer", "name", pair.1)
+                try await Self.run("-n", name, "link", "set", pair.0, "up")
+                try await Self.run("-n", name, "link", "set", pair.1, "up")
+                try await Self.run("-n", name, "addr", "add", address, "dev", pair.1)
+            }
+            let added = try await Self.run(
+                "-n", name, "route", "add", "default", "nexthop", "via", "192.0.2.1", "dev", "veth-b", "nexthop",
+                "via", "198.51.100.1", "dev", "veth-d")
+            #expect(added == 0)
+
+            #expect(await Self.time(until: .online(.other), in: monitor) != nil)
+        }
     }
 #endif
