@@ -258,7 +258,8 @@
         }
 
         private func configureHeaders(_ fields: HTTPHeaders, hasBody: Bool) throws(NetworkError) {
-            var lines = fields.map { "\($0.name): \($0.value)" }
+            // libcurl drops `Name: ` with no value; `Name;` is how it sends an empty one.
+            var lines = fields.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
             // What URLSession adds unless the request says otherwise.
             for (name, value) in Self.defaultFields where fields[name] == nil { lines.append("\(name): \(value)") }
             // No `Expect: 100-continue` round trip, and no form type libcurl would add to a POST.
@@ -278,7 +279,10 @@
         /// locale's language), as URLSession sends them.
         private static let defaultFields: [(String, String)] = {
             let library = String(cString: courier_curl_version()).split(separator: " ").first.map(String.init)
-            var fields = [("User-Agent", "\(ProcessInfo.processInfo.processName) Courier \(library ?? "libcurl")")]
+            // The process name is whatever started it: only token characters go in a field.
+            let name = ProcessInfo.processInfo.processName
+            let process = String(name.unicodeScalars.filter { $0.isASCII && HTTPMethod.isToken(String($0)) })
+            var fields = [("User-Agent", "\(process.isEmpty ? "app" : process) Courier \(library ?? "libcurl")")]
             if let language = Locale.current.language.languageCode?.identifier {
                 fields.append(("Accept-Language", language))
             }

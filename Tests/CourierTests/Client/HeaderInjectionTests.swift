@@ -134,6 +134,14 @@ import Testing
         await Self.expectRefused(fromLayer, .post("x", body: smuggling), value: false)
     }
 
+    @Test("an empty value is sent as an empty field, not dropped")
+    func emptyValue() async throws {
+        let backend = try Self.backend([.headers(["X-Empty": ""])])
+        defer { backend.server.stop() }
+        _ = try await backend.client.send(Endpoint<EmptyResponse>.get("x"))
+        #expect(backend.server.requestHeads.first?.headers["X-Empty"] == "")
+    }
+
     @Test("a tab and non-ASCII text in a value are sent as they are")
     func allowedValue() async throws {
         let backend = try Self.backend([.headers(["X-Note": "a\tb Grüße"])])
