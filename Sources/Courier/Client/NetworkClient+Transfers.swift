@@ -191,11 +191,14 @@ struct DownloadJob: Sendable {
     }
 
     /// The error for a failed attempt: with resume data when a transfer broke after bytes were
-    /// stored, otherwise with the partial file removed. A resume whose answer never reached the
-    /// file (none came, or an error status, kept in memory) leaves it as it was, and returns
-    /// resume data for it again: a resume tried offline loses nothing.
+    /// stored, otherwise with the partial file removed. A resume that failed for a passing
+    /// reason before its answer reached the file (no answer: offline, refused, timed out; or
+    /// 408, 429, 5xx) leaves the file as it was and returns resume data for it again, so an
+    /// attempt made offline loses nothing. A cancelled one, or one refused for good (a 416),
+    /// drops it, as a first attempt would.
     func failed(_ error: NetworkError) -> NetworkError {
-        if let resume, !(200..<300).contains(error.status ?? 0) {
+        let passing = error.status.map { [408, 429].contains($0) || (500..<600).contains($0) } ?? true
+        if let resume, passing, error.code != .cancelled, FileSource.size(of: partialFile) == resume.offset {
             var error = error
             error.resumeData = DownloadResumeData(
                 endpoint: endpoint, destination: destination, overwrite: overwrite, partialFile: partialFile,

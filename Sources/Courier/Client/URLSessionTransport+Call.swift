@@ -54,7 +54,8 @@ extension URLSessionTransport {
             self.request = request
             self.body = body
             self.progress = original.progress
-            self.sink = ResponseBodySink(for: original)
+            // FoundationNetworking decodes every Content-Encoding it meets.
+            self.sink = ResponseBodySink(for: original, decodesContent: true)
             self.deadline = deadline
             self.timedOut = timedOut
         }

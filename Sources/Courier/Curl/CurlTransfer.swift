@@ -65,7 +65,8 @@
             }
             self.easy = easy
             self.progress = request.progress
-            self.sink = ResponseBodySink(for: request)
+            // libcurl decodes only answers in memory (see `configure`).
+            self.sink = ResponseBodySink(for: request, decodesContent: request.download == nil)
             self.uploadLength = body.length
             self.deadline = deadline
             self.faults = faults

@@ -17,8 +17,8 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
         public var name: String { didSet { written = nil } }
         /// The parameter value, unencoded.
         public var value: String { didSet { written = nil } }
-        /// The pair as it was written in a URL, when encoding the name and value again would
-        /// change it (`q=a+b`, `sig=%FF`, a bare `flag`): it goes on the wire as written.
+        /// The pair as it was written in a URL, when it goes on the wire as written (see
+        /// ``Parameters/decoding(_:)``).
         var written: String?
 
         /// Creates a parameter.
@@ -87,23 +87,37 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
 
     /// The parameters encoded as `name=value&name=value`, each name and value percent-encoded
     /// with ``PercentEncoding/encode(_:)``. This is the URL query and the form body. A pair
-    /// parsed by ``decoding(_:)`` whose encoding would change (`q=a+b`, `sig=%FF`, `flag`)
-    /// keeps the text it was written with, so a URL a server gave (a redirect, a signed
-    /// download link) is sent back byte for byte.
+    /// ``decoding(_:)`` could not decode without loss keeps the text it was written with.
     public var encoded: String { items.map(\.encoded).joined(separator: "&") }
 
     /// Parses `a=1&b=2` (an encoded query or form body) into parameters, percent-decoding each
     /// name and value. `+` is kept as a literal plus (RFC 3986), not read as a space.
-    /// A malformed escape (a lone `%`) is kept as written.
+    /// A malformed escape (a lone `%`) is kept as written. A pair that decoding would change
+    /// for good (an escape that is not UTF-8, like `sig=%FF`, or a bare `flag`) is sent as it
+    /// was written.
     /// - Parameter encoded: The encoded text, without a leading `?`.
     /// - Returns: The parameters in order.
-    public static func decoding(_ encoded: Substring) -> Parameters {
+    public static func decoding(_ encoded: Substring) -> Parameters { decoding(encoded, keepsText: .whenLossy) }
+
+    /// When a parsed pair goes on the wire as it was written.
+    enum KeptText {
+        /// When decoding loses something (an escape that is not UTF-8, a pair without `=`).
+        case whenLossy
+        /// Whenever encoding it again would change it: for URLs a server wrote (a redirect's
+        /// `Location`), which go back byte for byte (`q=a+b` stays).
+        case whenChanged
+    }
+
+    static func decoding(_ encoded: Substring, keepsText: KeptText) -> Parameters {
         var result = Parameters()
         for pair in encoded.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             var item = Item(
                 name: PercentEncoding.decode(parts[0]), value: parts.count > 1 ? PercentEncoding.decode(parts[1]) : "")
-            if item.encoded != pair { item.written = String(pair) }
+            // Only text that is valid in a URL as it stands (visible ASCII, no `#`) is kept.
+            let isURLText = pair.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != 0x23 }
+            let lossy = parts.count == 1 || (item.name + item.value).contains("\u{FFFD}") && !pair.contains("\u{FFFD}")
+            if isURLText, item.encoded != pair, keepsText == .whenChanged || lossy { item.written = String(pair) }
             result.items.append(item)
         }
         return result

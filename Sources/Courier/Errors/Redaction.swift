@@ -52,7 +52,8 @@ public enum Redaction {
     /// where the URL is written inside JSON (`https:\/\/…`) or percent-encoded in a query value
     /// (`https%3A%2F%2Fann%3Apw%40host`).
     static func redactingUserInfo(in text: String) -> String {
-        guard text.contains("@") || text.range(of: "%40", options: .caseInsensitive) != nil else { return text }
+        // Every user info ends in `@`, `%40` or (encoded twice) `%2540`.
+        guard text.contains("@") || text.range(of: "40", options: .caseInsensitive) != nil else { return text }
         var output = ""
         var rest = Substring(text)
         while let (separator, encoded) = nextSchemeSeparator(in: rest) {
@@ -66,12 +67,15 @@ public enum Redaction {
         return output + rest
     }
 
-    /// The first `://`, `:\/\/` (JSON) or `%3A%2F%2F` (percent-encoded) in `text`.
+    /// The first `://`, `:\/\/` (JSON), or a percent-encoded form (`%3A%2F%2F`, `%3A//`,
+    /// twice-encoded `%253A%252F%252F`) in `text`.
     private static func nextSchemeSeparator(in text: Substring) -> (Range<Substring.Index>, encoded: Bool)? {
         let found = [
             text.range(of: "://").map { ($0, false) },
             text.range(of: ":\\/\\/").map { ($0, false) },
             text.range(of: "%3A%2F%2F", options: .caseInsensitive).map { ($0, true) },
+            text.range(of: "%3A//", options: .caseInsensitive).map { ($0, true) },
+            text.range(of: "%253A%252F%252F", options: .caseInsensitive).map { ($0, true) },
         ]
         return found.compactMap { $0 }.min { $0.0.lowerBound < $1.0.lowerBound }
     }
@@ -79,16 +83,15 @@ public enum Redaction {
     /// Where the user information that starts `rest` ends (at its `@`), if it has any.
     private static func userInfoEnd(in rest: Substring, encoded: Bool) -> Substring.Index? {
         if encoded {
-            // A query or form value: it ends at `&`; `/`, `?`, `#` and `@` are escaped in it.
+            // A query or form value: it ends at `&`; `/`, `?`, `#` and `@` may be escaped in it,
+            // once or twice.
             let token = rest[..<(rest.firstIndex { "& \t\r\n\"'<>;".contains($0) } ?? rest.endIndex)]
             let authorityEnd =
-                ["%2F", "%3F", "%23"].compactMap { token.range(of: $0, options: .caseInsensitive)?.lowerBound }.min()
-                ?? token.endIndex
+                ["%2F", "%3F", "%23", "%252F", "%253F", "%2523", "/", "?", "#"]
+                .compactMap { token.range(of: $0, options: .caseInsensitive)?.lowerBound }.min() ?? token.endIndex
             let authority = token[..<authorityEnd]
-            return [
-                authority.range(of: "%40", options: [.caseInsensitive, .backwards])?.lowerBound,
-                authority.lastIndex(of: "@"),
-            ].compactMap { $0 }.max()
+            return ["%40", "%2540", "@"]
+                .compactMap { authority.range(of: $0, options: [.caseInsensitive, .backwards])?.lowerBound }.max()
         }
         // The URL ends where the text around it takes over; its authority at the path, query
         // or fragment (`\` for `\/` in JSON).

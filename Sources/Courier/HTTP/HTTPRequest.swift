@@ -34,7 +34,7 @@ public struct HTTPRequest: Sendable {
     /// Creates a request.
     /// - Parameters:
     ///   - method: The method.
-    ///   - url: The URL; a query in it is moved into `query`.
+    ///   - url: The URL; a query in it is moved into `query`, and goes on the wire as written.
     ///   - query: Query parameters, appended after any in `url`.
     ///   - headers: Header fields.
     ///   - body: The body.
@@ -46,7 +46,7 @@ public struct HTTPRequest: Sendable {
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         var merged = Parameters()
         if let existing = components?.percentEncodedQuery {
-            merged = Parameters.decoding(Substring(existing))
+            merged = Parameters.decoding(Substring(existing), keepsText: .whenChanged)
             components?.percentEncodedQuery = nil
         }
         merged.append(contentsOf: query)

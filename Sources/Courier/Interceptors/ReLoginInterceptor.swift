@@ -60,7 +60,10 @@ public struct ReLoginInterceptor: Interceptor {
     {
         let seen = await coordinator.session
         let response = try await next(request)
-        guard needsLogin(response, context) else { return response }
+        guard needsLogin(response, context) else {
+            if !seen.aliveSinceEnd { await coordinator.noteAlive() }
+            return response
+        }
         do {
             try await coordinator.reLogin(after: seen)
         } catch let error as NetworkError where [.cancelled, .sessionExpired].contains(error.code) {
@@ -99,6 +102,12 @@ public struct ReLoginInterceptor: Interceptor {
         struct Session: Sendable, Equatable {
             let generation: Int
             let ended: Int
+            /// Whether a request succeeded since the last announced end (or none was announced).
+            let aliveSinceEnd: Bool
+
+            static func == (lhs: Session, rhs: Session) -> Bool {
+                lhs.generation == rhs.generation && lhs.ended == rhs.ended
+            }
         }
 
         private let handler: @Sendable () async throws -> Void
@@ -109,10 +118,15 @@ public struct ReLoginInterceptor: Interceptor {
         private var starts: [ContinuousClock.Instant] = []
         private var generation = 0
         private var ended = 0
+        private var aliveSinceEnd = true
         /// Re-login attempts started.
         private(set) var count = 0
 
-        var session: Session { Session(generation: generation, ended: ended) }
+        var session: Session { Session(generation: generation, ended: ended, aliveSinceEnd: aliveSinceEnd) }
+
+        /// A request went through without a re-login code after an announced end: a session
+        /// lives again (the app logged in itself, or the answer needs none).
+        func noteAlive() { aliveSinceEnd = true }
 
         init(handler: @escaping @Sendable () async throws -> Void, events: SessionEvents?, limit: Int, window: Duration)
         {
@@ -133,7 +147,9 @@ public struct ReLoginInterceptor: Interceptor {
             let now = ContinuousClock.now
             starts.removeAll { now - $0 > window }
             guard starts.count < limit else {
-                announceEnd()
+                // Past the limit, an end is announced again only once something lived since the
+                // last one: a backend that keeps asking must not loop the app through its login.
+                if aliveSinceEnd { announceEnd() }
                 throw NetworkError(
                     .sessionExpired, "Logged in again \(limit) times within \(window); not trying again yet.")
             }
@@ -176,6 +192,7 @@ public struct ReLoginInterceptor: Interceptor {
 
         private func announceEnd() {
             ended += 1
+            aliveSinceEnd = false
             events?.send(.sessionExpired)
         }
     }

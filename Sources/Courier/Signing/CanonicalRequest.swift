@@ -122,7 +122,7 @@ public struct CanonicalRequest: Sendable, Hashable {
 
     /// Parameters as `name=value`, percent-encoded as on the wire, sorted by their bytes.
     private static func sorted(_ items: [Parameters.Item]) -> String {
-        items.map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }
+        items.map(\.encoded)
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             .joined(separator: "&")
     }

@@ -15,6 +15,7 @@ final class ResponseBodySink {
     private let target: DownloadTarget?
     private let progress: ProgressReporter?
     private let memoryLimit: Int64?
+    private let decodesContent: Bool
     private var file: FileHandle?
     /// The body in memory, or for a file the bytes not written yet.
     private var memory = Data()
@@ -30,10 +31,13 @@ final class ResponseBodySink {
     ///   - request: Where a successful answer goes (``HTTPRequest/download``), where progress
     ///     is reported, and the most bytes a body may have (``HTTPRequest/maximumResponseBodySize``
     ///     for bodies in memory, ``DownloadTarget/maximumSize`` for a download's file).
-    init(for request: HTTPRequest) {
+    ///   - decodesContent: Whether the transport decodes a `Content-Encoding` before the bytes
+    ///     come here (then lengths and ranges, which count the bytes as sent, do not apply).
+    init(for request: HTTPRequest, decodesContent: Bool) {
         self.target = request.download
         self.progress = request.progress
         self.memoryLimit = request.maximumResponseBodySize
+        self.decodesContent = decodesContent
     }
 
     deinit { try? file?.close() }
@@ -63,10 +67,10 @@ final class ResponseBodySink {
         let length = try headers.contentLength()
         let toFile = target != nil && (200..<300).contains(status)
         limit = toFile ? target?.maximumSize : memoryLimit
-        // A compressed body is counted once decoded, so only an identity length is checked early.
-        let encoded = headers["Content-Encoding"].map { $0.lowercased() != "identity" } ?? false
-        if let length, let limit, length > limit, !encoded { throw Self.tooLarge(limit) }
-        expected = encoded ? nil : length
+        // A decoded body is counted as it comes, so only the length of bytes as sent is checked early.
+        let decoded = decodesContent && headers["Content-Encoding"].map { $0.lowercased() != "identity" } ?? false
+        if let length, let limit, length > limit, !decoded { throw Self.tooLarge(limit) }
+        expected = decoded ? nil : length
         guard toFile, let target else {
             // Never trust an announced length with memory: reserve a little, grow as bytes come.
             if let length, length > 0 { memory.reserveCapacity(Int(min(length, 1 << 20))) }
@@ -75,7 +79,7 @@ final class ResponseBodySink {
         var start: Int64 = 0
         if status == 206 {
             // Ranges count the bytes as sent: a decoded body would land at the wrong offsets.
-            guard !encoded else {
+            guard !decoded else {
                 throw NetworkError(.transport, "The server resumed with a Content-Encoding, so bytes cannot be placed.")
             }
             let range = try ContentRange.continuing(headers["Content-Range"], at: target.offset, length: length)

@@ -50,7 +50,7 @@ import Testing
         #expect(other.requests.first?.headers["Host"] == "127.0.0.1:\(other.port)")
     }
 
-    @Test("a query the server wrote (a redirect, a signed link) is sent back byte for byte")
+    @Test("a redirect's query goes back byte for byte; an endpoint's only where decoding would lose bytes")
     func queryKeptAsWritten() async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
@@ -60,7 +60,7 @@ import Testing
         _ = try await backend.client.send(Endpoint<String>.get("go"))
         _ = try await backend.client.send(Endpoint<String>.get("land?" + query, query: ["page": "2"]))
         let targets = backend.server.requests.filter { $0.path == "/v1/land" }.map(\.target)
-        #expect(targets == ["/v1/land?" + query, "/v1/land?" + query + "&page=2"])
+        #expect(targets == ["/v1/land?" + query, "/v1/land?sig=%FF&q=a%2Bb&flag&t=~&page=2"])
     }
 
     @Test("credentials follow a redirect on the same origin")

@@ -94,6 +94,8 @@ import Testing
                 _ = try await client.send(endpoint.maximumResponseBodySize(4 << 20))
             }
         }
+        // The flood is under way before the timed request starts.
+        #expect(await flood.server.waitUntil { $0.requestHeads.count == 1 })
         let traffic = (0..<4).map { _ in
             Task {
                 while !Task.isCancelled { _ = try? await client.send(Endpoint<Int>.get(url(other.baseURL, "y"))) }

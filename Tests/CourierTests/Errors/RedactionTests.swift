@@ -42,6 +42,8 @@ import Testing
             ("next=https%3A%2F%2Fbob%3Apw%40intranet%2F&q=1", "next=https%3A%2F%2F<redacted>%40intranet%2F&q=1"),
             ("GET http://bob:p#ss@api/x", "GET http://<redacted>@api/x"),
             ("GET http://bob:p/ss@api/x", "GET http://<redacted>@api/x"),
+            ("next=https%3A//bob%3Apw%40h/x", "next=https%3A//<redacted>%40h/x"),
+            ("r=https%253A%252F%252Fbob%253Apw%2540h%252Fx", "r=https%253A%252F%252F<redacted>%2540h%252Fx"),
         ])
     func userInfo(_ input: String, _ expected: String) {
         #expect(Redaction.redactText(input) == expected)

@@ -44,7 +44,11 @@ import Testing
         @Test("Linux URLSession: FoundationNetworking traps on a 2^63-1 Content-Length (out of Courier's reach)")
         func hugeLengthTraps() async {
             await #expect(processExitsWith: .failure) {
-                let server = try FaultServer([.readRequest, .send(FoundationNetworkingTrapTests.hugeLength), .close])
+                // A server that cannot start must not pass for the trap: exit cleanly instead.
+                let script: [FaultServer.Step] = [
+                    .readRequest, .send(FoundationNetworkingTrapTests.hugeLength), .close,
+                ]
+                guard let server = try? FaultServer(script) else { exit(0) }
                 let transport = URLSessionTransport()
                 let client = NetworkClient(
                     configuration: .init(baseURL: server.baseURL, timeout: .seconds(5), transport: transport))
@@ -68,9 +72,11 @@ import Testing
         @Test("Linux URLSession: FoundationNetworking stops on a status-line trailer (out of Courier's reach)")
         func statusLineTrailerTraps() async {
             await #expect(processExitsWith: .failure) {
-                let server = try FaultServer([
+                // A server that cannot start must not pass for the trap: exit cleanly instead.
+                let script: [FaultServer.Step] = [
                     .readRequest, .send(FoundationNetworkingTrapTests.statusLineTrailer), .close,
-                ])
+                ]
+                guard let server = try? FaultServer(script) else { exit(0) }
                 let transport = URLSessionTransport()
                 let client = NetworkClient(
                     configuration: .init(baseURL: server.baseURL, timeout: .seconds(5), transport: transport))

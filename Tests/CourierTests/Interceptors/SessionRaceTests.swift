@@ -156,6 +156,25 @@ import Testing
         #expect(seen.filter { $0 == .sessionExpired }.count == 2, "\(seen)")
     }
 
+    /// The events sent so far (buffered in `stream`), read until none comes for 300 ms; for
+    /// layers that send every kind of event, where no marker can be told apart.
+    static func drain(_ stream: AsyncStream<SessionEvent>) async -> [SessionEvent] {
+        await withTaskGroup(of: [SessionEvent]?.self) { group in
+            group.addTask {
+                var seen: [SessionEvent] = []
+                for await event in stream { seen.append(event) }  // ends when cancelled
+                return seen
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(300))
+                return nil
+            }
+            _ = await group.next()
+            group.cancelAll()
+            return await group.compactMap { $0 }.reduce([], +)
+        }
+    }
+
     /// The events sent so far, read up to a marker sent now.
     static func collect(_ events: SessionEvents, _ stream: AsyncStream<SessionEvent>) async -> [SessionEvent] {
         events.send(.reLoginSucceeded)
@@ -172,7 +191,11 @@ import Testing
         let server = try Self.loggedOutBackend()
         defer { server.stop() }
         let logins = Counter()
-        let layer = ReLoginInterceptor(codes: [99], limit: 2, window: .seconds(60)) { _ = logins.increment() }
+        let events = SessionEvents()
+        let stream = events.stream()
+        let layer = ReLoginInterceptor(codes: [99], events: events, limit: 2, window: .seconds(60)) {
+            _ = logins.increment()
+        }
         let client = Self.client(server, [layer])
         for _ in 0..<4 {
             let error = await networkError { _ = try await client.send(Endpoint<String>.get("data")) }
@@ -180,6 +203,9 @@ import Testing
         }
         #expect(await layer.reLoginCount == 2)
         #expect(logins.increment() == 3, "the handler ran twice")
+        // One end per re-login that did not help; the refused ones announce nothing more.
+        let seen = await Self.drain(stream)
+        #expect(seen.filter { $0 == .sessionExpired }.count == 2, "\(seen)")
     }
 
     @Test("a caller cancelled while a re-login runs ends at once")

@@ -73,23 +73,42 @@ import Testing
 
     static let rest = "Content-Range: bytes 2000-3999/4000\r\n"
 
-    @Test(
-        "a 206 that ends before its range, or comes encoded, is an error",
-        arguments: [
-            rest + "Transfer-Encoding: chunked\r\n\r\n64\r\n" + String(repeating: "b", count: 100) + "\r\n0\r\n\r\n",
-            rest + "Content-Encoding: gzip\r\nContent-Length: 2000\r\n\r\n" + String(repeating: "b", count: 2000),
-        ])
-    func shortOrEncodedRange(answer: String) async throws {
+    @Test("a 206 that ends cleanly before its range is an error")
+    func shortRange() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
+        let answer = Self.rest + "Transfer-Encoding: chunked\r\n\r\n64\r\n" + String(repeating: "b", count: 100)
         let (backend, destination, resumeData) = try await Self.brokenDownload(in: directory) { _ in
-            [.readRequest, .send("HTTP/1.1 206 Partial Content\r\n" + answer), .waitForHangUp]
+            [.readRequest, .send("HTTP/1.1 206 Partial Content\r\n" + answer + "\r\n0\r\n\r\n"), .waitForHangUp]
         }
         defer { backend.server.stop() }
         let error = await networkError { _ = try await backend.client.resumeDownload(resumeData).value }
         #expect(error?.code == .transport, "\(String(describing: error))")
         #expect(!FileManager.default.fileExists(atPath: destination.path))
         error?.resumeData?.discard()
+    }
+
+    @Test("an encoded 206 continues byte for byte where the bytes are not decoded, else is an error")
+    func encodedRange() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // An object stored compressed (gzip metadata on a CDN) answers ranges of its stored bytes.
+        let answer = Self.rest + "Content-Encoding: gzip\r\nContent-Length: 2000\r\n\r\n"
+        let (backend, destination, resumeData) = try await Self.brokenDownload(in: directory) { _ in
+            [.readRequest, .send("HTTP/1.1 206 Partial Content\r\n" + answer), .send(Data(repeating: 2, count: 2000))]
+        }
+        defer { backend.server.stop() }
+        let error = await networkError { _ = try await backend.client.resumeDownload(resumeData).value }
+        if TestTransport.isURLSession {
+            // FoundationNetworking decodes whatever it is sent: offsets would no longer match.
+            #expect(error?.code == .transport, "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+            error?.resumeData?.discard()
+        } else {
+            #expect(error == nil, "\(String(describing: error))")
+            let expected = Data(repeating: 1, count: 2000) + Data(repeating: 2, count: 2000)
+            #expect(try Data(contentsOf: destination) == expected)
+        }
     }
 
     @Test("a partial file shorter than its resume offset is never filled with zeros")
@@ -142,5 +161,19 @@ import Testing
         let file = try await backend.client.resumeDownload(again).value
         #expect(file.resumedFrom == 2000)
         #expect(try Data(contentsOf: destination) == Data(repeating: 1, count: 2000) + Data(repeating: 2, count: 2000))
+    }
+
+    @Test("a resume refused for good (416) drops the partial file, so the next download starts over")
+    func refusedResumeDropsPartialFile() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (backend, _, resumeData) = try await Self.brokenDownload(in: directory) { _ in
+            [.readRequest, .send("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\n\r\n"), .close]
+        }
+        defer { backend.server.stop() }
+        let error = await networkError { _ = try await backend.client.resumeDownload(resumeData).value }
+        #expect(error?.status == 416, "\(String(describing: error))")
+        #expect(error?.resumeData == nil)
+        #expect(!FileManager.default.fileExists(atPath: resumeData.partialFile.path))
     }
 }
