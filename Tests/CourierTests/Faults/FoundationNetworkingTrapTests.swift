@@ -43,19 +43,7 @@ import Testing
 
         @Test("Linux URLSession: FoundationNetworking traps on a 2^63-1 Content-Length (out of Courier's reach)")
         func hugeLengthTraps() async {
-            await #expect(processExitsWith: .failure) {
-                // A server that cannot start must not pass for the trap: exit cleanly instead.
-                let script: [FaultServer.Step] = [
-                    .readRequest, .send(FoundationNetworkingTrapTests.hugeLength), .close,
-                ]
-                guard let server = try? FaultServer(script) else { exit(0) }
-                let transport = URLSessionTransport()
-                let client = NetworkClient(
-                    configuration: .init(baseURL: server.baseURL, timeout: .seconds(5), transport: transport))
-                // Any answer at all, error or not, means the process survived: the exit test fails.
-                _ = try? await client.send(Endpoint<HTTPResponse>(method: .get, path: "x", decoding: .response))
-                server.stop()
-            }
+            await #expect(processExitsWith: .failure) { await Self.sendOnURLSession(Self.hugeLength) }
         }
 
         @Test("CurlTransport: a trailer shaped like a status line leaves the answer as it was")
@@ -71,19 +59,18 @@ import Testing
 
         @Test("Linux URLSession: FoundationNetworking stops on a status-line trailer (out of Courier's reach)")
         func statusLineTrailerTraps() async {
-            await #expect(processExitsWith: .failure) {
-                // A server that cannot start must not pass for the trap: exit cleanly instead.
-                let script: [FaultServer.Step] = [
-                    .readRequest, .send(FoundationNetworkingTrapTests.statusLineTrailer), .close,
-                ]
-                guard let server = try? FaultServer(script) else { exit(0) }
-                let transport = URLSessionTransport()
-                let client = NetworkClient(
-                    configuration: .init(baseURL: server.baseURL, timeout: .seconds(5), transport: transport))
-                // Any answer at all, error or not, means the process survived: the exit test fails.
-                _ = try? await client.send(Endpoint<HTTPResponse>(method: .get, path: "x", decoding: .response))
-                server.stop()
-            }
+            await #expect(processExitsWith: .failure) { await Self.sendOnURLSession(Self.statusLineTrailer) }
+        }
+
+        /// Sends a GET through `URLSessionTransport` to a server that answers `answer`, in an
+        /// exit test's process. Returning at all, with any answer or error, means the process
+        /// survived: the exit test fails. So does a server that cannot start (it exits cleanly).
+        static func sendOnURLSession(_ answer: String) async {
+            guard let server = try? FaultServer([.readRequest, .send(answer), .close]) else { exit(0) }
+            let client = NetworkClient(
+                configuration: .init(baseURL: server.baseURL, timeout: .seconds(5), transport: URLSessionTransport()))
+            _ = try? await client.send(Endpoint<HTTPResponse>(method: .get, path: "x", decoding: .response))
+            server.stop()
         }
     #endif
 }
