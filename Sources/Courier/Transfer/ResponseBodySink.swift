@@ -84,7 +84,7 @@ final class ResponseBodySink {
             }
             let range = try ContentRange.continuing(headers["Content-Range"], at: target.offset, length: length)
             start = target.offset
-            rangeEnd = range.last < .max ? range.last + 1 : nil
+            rangeEnd = range.last + 1
             expected = range.total ?? rangeEnd
         }
         let handle: FileHandle
@@ -199,7 +199,8 @@ struct ContentRange: Hashable {
     /// - Throws: ``NetworkError/Code/transport`` when the range is missing, malformed, starts
     ///   elsewhere, stops before the end it names, or disagrees with `length`.
     static func continuing(_ value: String?, at offset: Int64, length: Int64?) throws(NetworkError) -> ContentRange {
-        guard let range = ContentRange(value), range.first == offset,
+        // A range that runs to the last byte Int64 can name has no end to check the body against.
+        guard let range = ContentRange(value), range.first == offset, range.last < .max,
             range.total == nil || range.total == range.last &+ 1,
             length == nil || length == range.last - range.first &+ 1
         else {
