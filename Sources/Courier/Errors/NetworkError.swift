@@ -129,6 +129,16 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+extension NetworkError: LocalizedError {
+    /// A short text for the app's user: what the backend wrote for the user (``userMessage``),
+    /// or for a business error its message ("insufficient balance"), otherwise the error's
+    /// message. Secret values are redacted; the request, headers and body are never in it.
+    public var errorDescription: String? {
+        let backendText = [userMessage, code == .business ? businessMessage : nil].compactMap { $0 }
+        return Redaction.redactText(backendText.first { !$0.isEmpty } ?? message)
+    }
+}
+
 extension NetworkError {
     /// A copy that also names the request, when it does not already.
     func describing(_ request: HTTPRequest) -> NetworkError {

@@ -62,4 +62,18 @@ import Testing
         #expect(!text.contains("alice") && !text.contains("hunter2"), "\(text)")
         #expect(text.contains("http://<redacted>@127.0.0.1"))
     }
+
+    @Test("an error's user-facing description is its message (the backend's, for a business error), redacted")
+    func localizedDescription() {
+        var business = NetworkError(.business, "The backend answered code 20001.")
+        business.businessMessage = "Insufficient balance"
+        #expect(business.localizedDescription == "Insufficient balance")
+        var failed = NetworkError(.transport, "Could not reach http://ann:pw@host/x")
+        failed.request = "GET http://host/x?token=<redacted>"
+        #expect(failed.localizedDescription == "Could not reach http://<redacted>@host/x")
+        var forbidden = NetworkError(.httpStatus, "The server answered 403.")
+        forbidden.businessMessage = "token expired"
+        forbidden.userMessage = "Please sign in again"
+        #expect(forbidden.localizedDescription == "Please sign in again")
+    }
 }
