@@ -117,7 +117,6 @@
             defer { body.discard() }
             var current = request
             for _ in 0...RedirectPolicy.maximumRedirects {
-                try current.checkWireSafety()
                 let remaining = ContinuousClock.now.duration(to: deadline)
                 guard remaining > .zero else {
                     throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
@@ -129,6 +128,7 @@
                 guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
                     return response
                 }
+                try next.checkWireSafety()
                 current = next
             }
             throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")

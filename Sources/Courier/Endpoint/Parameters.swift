@@ -114,10 +114,13 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             var item = Item(
                 name: PercentEncoding.decode(parts[0]), value: parts.count > 1 ? PercentEncoding.decode(parts[1]) : "")
-            // Only text that is valid in a URL as it stands (visible ASCII, no `#`) is kept.
-            let isURLText = pair.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != 0x23 }
             let lossy = parts.count == 1 || (item.name + item.value).contains("\u{FFFD}") && !pair.contains("\u{FFFD}")
-            if isURLText, item.encoded != pair, keepsText == .whenChanged || lossy { item.written = String(pair) }
+            // Only text that is valid in a URL as it stands (visible ASCII, no `#`) is kept.
+            if keepsText == .whenChanged || lossy, pair.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x23 }),
+                item.encoded != pair
+            {
+                item.written = String(pair)
+            }
             result.items.append(item)
         }
         return result

@@ -53,7 +53,7 @@ public enum Redaction {
     /// (`https%3A%2F%2Fann%3Apw%40host`).
     static func redactingUserInfo(in text: String) -> String {
         // Every user info ends in `@`, `%40` or (encoded twice) `%2540`.
-        guard text.contains("@") || text.range(of: "40", options: .caseInsensitive) != nil else { return text }
+        guard text.contains("@") || text.contains("40") else { return text }
         var output = ""
         var rest = Substring(text)
         while let (separator, encoded) = nextSchemeSeparator(in: rest) {

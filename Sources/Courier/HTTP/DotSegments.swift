@@ -10,7 +10,7 @@
 enum DotSegments {
     /// Whether `path` may hold a dot-segment (`/.` or `/%2E` somewhere).
     static func mayHoldDotSegment(_ path: String) -> Bool {
-        path.contains("/.") || path.range(of: "/%2e", options: .caseInsensitive) != nil
+        path.contains("/.") || path.contains("/%2E") || path.contains("/%2e")
     }
 
     /// `path` without dot-segments. A path that does not start with `/` (or holds no

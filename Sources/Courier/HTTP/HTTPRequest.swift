@@ -86,7 +86,13 @@ public struct HTTPRequest: Sendable {
     /// - Throws: ``NetworkError/Code/invalidRequest`` naming the method or field (never a
     ///   field's value, which may be a secret).
     public func checkWireSafety() throws(NetworkError) {
-        try Self.checkWireSafety(method: method, headers: wireHeaders)
+        try Self.checkWireSafety(method: method, headers: headers)
+        // The body's media type goes on the wire too, when no header sets one (see ``wireHeaders``).
+        if let contentType = body.contentType,
+            !HTTPHeaders.isValid(HTTPHeaders.Field(name: "Content-Type", value: contentType))
+        {
+            throw NetworkError(.invalidRequest, "The body's media type has control characters.")
+        }
         let scheme = url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
             throw NetworkError(.invalidRequest, "Only http and https URLs with a host can be sent.")
@@ -103,7 +109,7 @@ public struct HTTPRequest: Sendable {
                     .invalidRequest,
                     "The header \(field.name.debugDescription) has an invalid name or a value with control characters.")
             }
-            guard !HTTPHeaders.transportOwnedNames.contains(field.name.lowercased()) else {
+            guard !HTTPHeaders.transportOwnedNames.contains(where: field.name.caseInsensitiveEquals) else {
                 throw NetworkError(
                     .invalidRequest,
                     "The header \(field.name.debugDescription) is the transport's to write (it frames the message).")

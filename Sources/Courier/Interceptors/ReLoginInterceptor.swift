@@ -99,15 +99,11 @@ public struct ReLoginInterceptor: Interceptor {
     /// app made itself came in between) belongs to a session of its own.
     actor Coordinator {
         /// What a request saw when it was sent.
-        struct Session: Sendable, Equatable {
+        struct Session: Sendable {
             let generation: Int
             let ended: Int
             /// Whether a request succeeded since the last announced end (or none was announced).
             let aliveSinceEnd: Bool
-
-            static func == (lhs: Session, rhs: Session) -> Bool {
-                lhs.generation == rhs.generation && lhs.ended == rhs.ended
-            }
         }
 
         private let handler: @Sendable () async throws -> Void
@@ -186,7 +182,7 @@ public struct ReLoginInterceptor: Interceptor {
         /// Announces that `session` ended, unless a newer one began since or its end was
         /// announced already.
         func expire(_ session: Session) {
-            guard session == self.session else { return }
+            guard session.generation == generation, session.ended == ended else { return }
             announceEnd()
         }
 

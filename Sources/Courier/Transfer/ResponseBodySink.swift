@@ -84,8 +84,9 @@ final class ResponseBodySink {
             }
             let range = try ContentRange.continuing(headers["Content-Range"], at: target.offset, length: length)
             start = target.offset
+            // `continuing` checked that a total, when given, is exactly this.
             rangeEnd = range.last + 1
-            expected = range.total ?? rangeEnd
+            expected = rangeEnd
         }
         let handle: FileHandle
         if start == 0 {

@@ -30,6 +30,13 @@
             }
         }
 
+        /// Makes a network namespace and a monitor of it; delete it with ``deleteNamespace(_:)``.
+        private static func makeNamespace() async throws -> (name: String, monitor: NetlinkReachability) {
+            let name = "courier-\(UInt32.random(in: 0...UInt32.max))"
+            #expect(try await run("netns", "add", name) == 0)
+            return (name, NetlinkReachability(networkNamespace: "/var/run/netns/\(name)"))
+        }
+
         /// Deletes the namespace synchronously (from `defer`, which cannot await).
         private static func deleteNamespace(_ name: String) {
             let process = Process()
@@ -65,10 +72,8 @@
             "a namespace goes offline → online → offline and the monitor follows within a second",
             .enabled(if: canMakeNamespaces, "needs root and iproute2 to make a network namespace"))
         func namespace() async throws {
-            let name = "courier-\(UInt32.random(in: 0...UInt32.max))"
-            #expect(try await Self.run("netns", "add", name) == 0)
+            let (name, monitor) = try await Self.makeNamespace()
             defer { Self.deleteNamespace(name) }
-            let monitor = NetlinkReachability(networkNamespace: "/var/run/netns/\(name)")
 
             // Only `lo` exists: offline.
             #expect(await Self.time(until: .offline, in: monitor) != nil)
@@ -94,10 +99,8 @@
             "an interface with an index above 256 (busy hosts, recreated tunnels) is seen online",
             .enabled(if: canMakeNamespaces, "needs root and iproute2 to make a network namespace"))
         func largeInterfaceIndex() async throws {
-            let name = "courier-\(UInt32.random(in: 0...UInt32.max))"
-            #expect(try await Self.run("netns", "add", name) == 0)
+            let (name, monitor) = try await Self.makeNamespace()
             defer { Self.deleteNamespace(name) }
-            let monitor = NetlinkReachability(networkNamespace: "/var/run/netns/\(name)")
             #expect(await Self.time(until: .offline, in: monitor) != nil)
 
             let made = try await Self.run(
@@ -116,10 +119,8 @@
             "a default route over several paths (ECMP, no single interface) is seen online",
             .enabled(if: canMakeNamespaces, "needs root and iproute2 to make a network namespace"))
         func multipathDefaultRoute() async throws {
-            let name = "courier-\(UInt32.random(in: 0...UInt32.max))"
-            #expect(try await Self.run("netns", "add", name) == 0)
+            let (name, monitor) = try await Self.makeNamespace()
             defer { Self.deleteNamespace(name) }
-            let monitor = NetlinkReachability(networkNamespace: "/var/run/netns/\(name)")
             #expect(await Self.time(until: .offline, in: monitor) != nil)
 
             for (pair, address) in [(("veth-a", "veth-b"), "192.0.2.2/24"), (("veth-c", "veth-d"), "198.51.100.2/24")] {
