@@ -131,7 +131,7 @@ extension Scenarios {
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
-        let piece = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let piece = Data((0..<(1 << 20) as Range<Int>).map { UInt8(truncatingIfNeeded: $0 &* 13) })
         for _ in 0..<(size >> 20) { try handle.write(contentsOf: piece) }
     }
 

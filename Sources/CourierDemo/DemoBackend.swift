@@ -55,7 +55,8 @@ enum DemoBackend {
     }
 
     /// The file behind `files/report.bin`: 16 MB of patterned bytes.
-    static let reportContent = Data((0..<16_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) })
+    static let reportContent = Data(
+        (0..<16_000_000 as Range<Int>).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) })
 
     /// An upload endpoint that parses multipart bodies, and a download that breaks half-way the
     /// first time and honours `Range` with `If-Range` after that.

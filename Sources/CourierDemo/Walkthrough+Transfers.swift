@@ -12,7 +12,7 @@ extension Walkthrough {
         await step {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let video = folder.appendingPathComponent("holiday.mp4")
-            try Data((0..<24_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: video)
+            try Data((0..<24_000_000 as Range<Int>).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: video)
             var form = MultipartForm(fields: ["title": "Holiday", "album": "2026"])
             form.append(name: "video", fileAt: video)
             form.append(name: "cover", data: Data("not really a png".utf8), filename: "cover.png")

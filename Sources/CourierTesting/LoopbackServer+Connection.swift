@@ -68,22 +68,36 @@ extension LoopbackServer {
 
         // MARK: Answering
 
-        /// Runs the route on this connection's thread (see ``ConnectionExecutor``) and returns its answer.
+        /// Runs the route and returns its answer: on this connection's thread (see
+        /// ``ConnectionExecutor``) where task executors exist (iOS 18, macOS 15 and later,
+        /// Linux), otherwise in a task of Swift's shared pool that this thread waits for.
         private func respond(to request: Request) -> Response {
             guard let handler = core.handler(for: request) else {
                 return .text("No route for \(request.method) \(request.path)", status: 404)
             }
             let result = ResultBox()
-            let executor = ConnectionExecutor()
-            Task(executorPreference: executor) {
+            let answer: @Sendable () async -> Void = {
                 do {
                     result.value = try await handler(request)
                 } catch {
                     result.value = .text("Route failed: \(error)", status: 500)
                 }
-                executor.finish()
             }
-            executor.runUntilFinished()
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), core.routesOnConnectionThreads {
+                let executor = ConnectionExecutor()
+                Task(executorPreference: executor) {
+                    await answer()
+                    executor.finish()
+                }
+                executor.runUntilFinished()
+            } else {
+                let done = DispatchSemaphore(value: 0)
+                Task {
+                    await answer()
+                    done.signal()
+                }
+                done.wait()
+            }
             return result.value ?? .text("Route gave no answer", status: 500)
         }
 

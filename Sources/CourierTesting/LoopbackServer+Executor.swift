@@ -8,6 +8,7 @@ extension LoopbackServer {
     /// the server that it is waiting for.
     ///
     /// `@unchecked Sendable`: `jobs` and `finished` are guarded by `condition`.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     final class ConnectionExecutor: TaskExecutor, @unchecked Sendable {
         private let condition = NSCondition()
         private var jobs: [UnownedJob] = []

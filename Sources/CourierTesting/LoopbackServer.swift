@@ -46,10 +46,14 @@ public final class LoopbackServer: Sendable {
 
     /// Starts a server on 127.0.0.1 with a port the system picks.
     /// - Throws: `POSIXError` when the socket cannot be opened.
-    public init() throws {
+    public convenience init() throws { try self.init(routesOnConnectionThreads: true) }
+
+    /// Starts a server whose routes run on their connections' threads, or (`false`, as on
+    /// systems before iOS 18 and macOS 15) in tasks of Swift's shared pool.
+    package init(routesOnConnectionThreads: Bool) throws {
         let (listener, port) = try Sockets.openListener()
         self.port = port
-        core = Core(listener: listener)
+        core = Core(listener: listener, routesOnConnectionThreads: routesOnConnectionThreads)
         let core = self.core
         Thread.detachNewThread { core.acceptLoop() }
     }
@@ -105,8 +109,12 @@ extension LoopbackServer {
         private var openSockets: Set<Int32> = []
         private var stopped = false
 
-        init(listener: Int32) {
+        /// Whether routes run on their connections' threads (see `respond(to:)`).
+        let routesOnConnectionThreads: Bool
+
+        init(listener: Int32, routesOnConnectionThreads: Bool) {
             self.listener = listener
+            self.routesOnConnectionThreads = routesOnConnectionThreads
             waiters = Waiters { [log] in log.events }
         }
 

@@ -80,7 +80,7 @@ import Testing
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in .envelope(data: [Order]()) }
         let task = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
+            Self.cancelCurrentTask()
             return try await backend.client.send(.orders(page: 1))
         }
         let error = await networkError { _ = try await task.value }
@@ -89,6 +89,10 @@ import Testing
         _ = try await backend.client.send(.orders(page: 2))
         #expect(backend.server.requests.map(\.target) == ["/v1/orders?page=2"])
     }
+
+    /// Synchronous, so it calls `withUnsafeCurrentTask` of every system, not the async one of
+    /// iOS 18 and macOS 15 that an async caller would get.
+    private static func cancelCurrentTask() { withUnsafeCurrentTask { $0?.cancel() } }
 
     @Test("cancelAll cancels every request in flight and the activity count returns to zero")
     func cancelAll() async throws {

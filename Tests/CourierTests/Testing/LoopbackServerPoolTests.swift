@@ -1,0 +1,51 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Before iOS 18 and macOS 15 there are no task executors, so LoopbackServer runs routes in
+/// tasks of Swift's shared pool instead of on their connections' threads. Linux has executors;
+/// these tests ask for the older way to prove it answers the same.
+@Suite(.timeLimit(.minutes(1))) struct LoopbackServerPoolTests {
+    static func client(for server: LoopbackServer) -> NetworkClient {
+        NetworkClient(
+            configuration: .init(
+                baseURL: server.baseURL.appending(path: "v1"), timeout: .seconds(10), transport: TestTransport.make()))
+    }
+
+    @Test("routes that await answer concurrent requests, each its own")
+    func concurrentAwaitingRoutes() async throws {
+        let server = try LoopbackServer(routesOnConnectionThreads: false)
+        defer { server.stop() }
+        server.route("/v1/orders") { request in
+            try await Task.sleep(for: .milliseconds(20))
+            let page = Int(request.query["page"] ?? "") ?? -1
+            return .envelope(data: [Order(id: page, title: "page \(page)")])
+        }
+        let client = Self.client(for: server)
+        let pages = try await withThrowingTaskGroup(of: (Int, [Order]).self) { group in
+            for page in 1...32 {
+                group.addTask {
+                    (page, try await client.send(Endpoint<[Order]>.get("orders", query: ["page": "\(page)"])))
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        #expect(pages.count == 32)
+        for (page, orders) in pages { #expect(orders == [Order(id: page, title: "page \(page)")]) }
+        #expect(server.requests.count == 32)
+    }
+
+    @Test("a route that throws is answered 500 and the server keeps serving")
+    func throwingRoute() async throws {
+        let server = try LoopbackServer(routesOnConnectionThreads: false)
+        defer { server.stop() }
+        struct Broken: Error {}
+        server.route("/v1/broken") { _ in throw Broken() }
+        server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "a")]) }
+        let client = Self.client(for: server)
+        let error = await networkError { _ = try await client.send(Endpoint<[Order]>.get("broken")) }
+        #expect(error?.status == 500, "\(String(describing: error))")
+        #expect(try await client.send(Endpoint<[Order]>.get("orders")) == [Order(id: 1, title: "a")])
+    }
+}
