@@ -65,7 +65,9 @@ extension URLSessionTransport {
             #if canImport(Security)
                 let space = challenge.protectionSpace
                 if space.authenticationMethod == NSURLAuthenticationMethodServerTrust, let trust = space.serverTrust {
-                    guard tls != TLSOptions() else { return completionHandler(.performDefaultHandling, nil) }
+                    guard ServerTrust.narrows(tls, host: space.host) else {
+                        return completionHandler(.performDefaultHandling, nil)
+                    }
                     guard ServerTrust.accepts(trust, host: space.host, options: tls) else {
                         call(for: task)?.stop(
                             NetworkError(.tls, "The server's certificate or public key is not one the client trusts."))

@@ -56,8 +56,9 @@ public final class URLSessionTransport: Transport {
     ///     default. Courier sets its delegate; caching is left as configured.
     ///   - tls: Certificate authorities and public-key pins, checked in the session's
     ///     server-trust challenge on Apple platforms. Linux `URLSession` never raises that
-    ///     challenge, so there every `https` request with options set fails with
-    ///     ``NetworkError/Code/tls`` rather than go out unchecked: use `CurlTransport`.
+    ///     challenge, so there an `https` request to a host with pins, or with authorities
+    ///     set, fails with ``NetworkError/Code/tls`` rather than go out unchecked: use
+    ///     `CurlTransport`.
     public init(
         configuration: URLSessionConfiguration = URLSessionTransport.defaultSessionConfiguration(),
         tls: TLSOptions = TLSOptions()
@@ -136,10 +137,15 @@ public final class URLSessionTransport: Transport {
         throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
     }
 
-    /// Refuses what Linux `URLSession` cannot do safely, on every hop of a redirect.
+    /// Refuses malformed pin patterns, and what Linux `URLSession` cannot do safely, on every
+    /// hop of a redirect.
     private func checkSupported(_ request: HTTPRequest) throws(NetworkError) {
-        #if !canImport(Security)
-            if tls != TLSOptions(), request.url.scheme?.lowercased() == "https" {
+        #if canImport(Security)
+            // Before anything is sent, rather than in the server-trust challenge.
+            _ = try tls.pins(for: request.url.host ?? "")
+        #else
+            let checksTrust = try !tls.pins(for: request.url.host ?? "").isEmpty || tls.certificateAuthorities != nil
+            if checksTrust, request.url.scheme?.lowercased() == "https" {
                 throw NetworkError(
                     .tls, "URLSession cannot check certificate authorities or pins on Linux; use CurlTransport.")
             }

@@ -136,7 +136,7 @@
             let milliseconds = max(1, Int(min(timeout.seconds * 1000, 3.2e10).rounded(.up)))
             try set(Int32(COURIER_CURLOPT_TIMEOUT_MS), milliseconds)
             try set(Int32(COURIER_CURLOPT_ERRORBUFFER), pointer: errorBuffer)
-            try configureTLS(tls)
+            try configureTLS(tls, for: url)
             // A proxy's answer to CONNECT is not the server's answer (it would begin the body).
             try set(Int32(COURIER_CURLOPT_SUPPRESS_CONNECT_HEADERS), 1)
             // libcurl silently resends a request whose kept-alive connection closed without an
@@ -208,9 +208,10 @@
             }
         }
 
-        /// Certificate authorities and pins, failing closed: a libcurl that cannot pin (some
-        /// TLS backends cannot) must not connect as if it had.
-        private func configureTLS(_ tls: TLSOptions) throws(NetworkError) {
+        /// Certificate authorities and the host's pins, failing closed: a libcurl that cannot pin
+        /// (some TLS backends cannot) must not connect as if it had. Each redirect hop is a
+        /// transfer of its own, so each host gets its own pins.
+        private func configureTLS(_ tls: TLSOptions, for url: URL) throws(NetworkError) {
             if let authorities = tls.certificateAuthorities {
                 let code = setText(Int32(COURIER_CURLOPT_CAINFO), authorities.path)
                 guard code == Int32(COURIER_CURLE_OK) else {
@@ -219,8 +220,9 @@
                         "libcurl cannot use the certificate authorities (\(Self.describe(code))); nothing was sent.")
                 }
             }
-            if !tls.pinnedPublicKeys.isEmpty {
-                let pins = tls.pinnedPublicKeys.map { "sha256//" + $0 }.joined(separator: ";")
+            let pins = try tls.pins(for: url.host ?? "")
+            if !pins.isEmpty {
+                let pins = pins.map { "sha256//" + $0 }.joined(separator: ";")
                 let code = setText(Int32(COURIER_CURLOPT_PINNEDPUBLICKEY), pins)
                 guard code == Int32(COURIER_CURLE_OK) else {
                     throw NetworkError(

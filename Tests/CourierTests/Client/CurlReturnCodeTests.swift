@@ -53,7 +53,8 @@
             defer { server.stop() }
             let notBuiltIn: Int32 = 4
             let faults = CurlFaults(refusedOptions: [Int32(option): notBuiltIn])
-            let tls = TLSOptions(certificateAuthorities: URL(fileURLWithPath: "/dev/null"), pinnedPublicKeys: ["pin"])
+            let tls = TLSOptions(
+                certificateAuthorities: URL(fileURLWithPath: "/dev/null"), pinnedPublicKeys: ["*": ["pin"]])
 
             let result = try await Self.send(faults, tls: tls, to: server)
 

@@ -54,13 +54,18 @@
 
             let matching = await fetch(
                 server,
-                tls: TLSOptions(certificateAuthorities: server.authorityFile, pinnedPublicKeys: [server.publicKeyPin]))
+                tls: TLSOptions(
+                    certificateAuthorities: server.authorityFile, pinnedPublicKeys: ["127.0.0.1": [server.publicKeyPin]]
+                ))
             let mismatched = await fetch(
-                server, tls: TLSOptions(certificateAuthorities: server.authorityFile, pinnedPublicKeys: [wrongPin]))
+                server,
+                tls: TLSOptions(
+                    certificateAuthorities: server.authorityFile, pinnedPublicKeys: ["127.0.0.1": [wrongPin]]))
             let oneOfTwo = await fetch(
                 server,
                 tls: TLSOptions(
-                    certificateAuthorities: server.authorityFile, pinnedPublicKeys: [wrongPin, server.publicKeyPin]))
+                    certificateAuthorities: server.authorityFile,
+                    pinnedPublicKeys: ["127.0.0.1": [wrongPin, server.publicKeyPin]]))
 
             #expect(try matching.get() == 200)
             #expect(try oneOfTwo.get() == 200, "any one of several pins (key rotation)")
@@ -72,11 +77,34 @@
             #expect(error.message.contains("pin"))
         }
 
+        @Test("pins are per host: another host's pins, an exempting empty list and no match leave a host unpinned")
+        func pinsPerHost() async throws {
+            let server = try await TLSServer.start()
+            defer { server.stop() }
+            let wrongPin = Data(repeating: 7, count: 32).base64EncodedString()
+            func fetch(_ pins: [String: [String]]) async -> Result<Int, NetworkError> {
+                await self.fetch(
+                    server, tls: TLSOptions(certificateAuthorities: server.authorityFile, pinnedPublicKeys: pins))
+            }
+
+            let otherHost = await fetch(["api.example.com": [wrongPin], "*.example.com": [wrongPin]])
+            let exempted = await fetch(["*": [wrongPin], "127.0.0.1": []])
+            let everyHost = await fetch(["*": [wrongPin]])
+            let exactOverEvery = await fetch(["*": [wrongPin], "127.0.0.1": [server.publicKeyPin]])
+            let malformed = await fetch(["api.*.example.com": [server.publicKeyPin]])
+
+            #expect(try otherHost.get() == 200)
+            #expect(try exempted.get() == 200)
+            #expect(try exactOverEvery.get() == 200)
+            #expect(everyHost.failure?.code == .tls, "\(everyHost)")
+            #expect(malformed.failure?.code == .invalidRequest, "\(malformed)")
+        }
+
         @Test("URLSessionTransport on Linux refuses TLS options it cannot check instead of ignoring them")
         func urlSessionRefusesUncheckedOptions() async throws {
             let server = try await TLSServer.start()
             defer { server.stop() }
-            let transport = URLSessionTransport(tls: TLSOptions(pinnedPublicKeys: [server.publicKeyPin]))
+            let transport = URLSessionTransport(tls: TLSOptions(pinnedPublicKeys: ["127.0.0.1": [server.publicKeyPin]]))
             let client = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: transport))
 
             let error = await networkError {
@@ -97,7 +125,7 @@
                 plain.stop()
             }
             plain.route("/go") { _ in .init(status: 302, headers: ["Location": "https://127.0.0.1:\(secure.port)/"]) }
-            let transport = URLSessionTransport(tls: TLSOptions(pinnedPublicKeys: ["sha256//wrong"]))
+            let transport = URLSessionTransport(tls: TLSOptions(pinnedPublicKeys: ["*": ["sha256//wrong"]]))
             let client = NetworkClient(configuration: .init(baseURL: plain.baseURL, transport: transport))
 
             let error = await networkError {
@@ -133,3 +161,11 @@
         }
     }
 #endif
+
+extension Result {
+    /// The error of a failure, or `nil`.
+    var failure: Failure? {
+        guard case .failure(let error) = self else { return nil }
+        return error
+    }
+}
