@@ -33,6 +33,8 @@ extension URLSessionTransport {
         private var timer: (any DispatchSourceTimer)?
         private weak var registry: SessionDelegate?
         private var head: HTTPURLResponse?
+        /// Phase timings and the HTTP version from the task's metrics (Apple platforms).
+        private var metrics: (timings: TransferTimings?, httpVersion: String?)
         private let sink: ResponseBodySink
         private let request: URLRequest
         private let body: PreparedBody
@@ -191,6 +193,12 @@ extension URLSessionTransport {
             if let failure { stop(failure) }
         }
 
+        /// Records what the task's metrics tell, for the answer (Apple platforms, where
+        /// `URLSession` reports them just before the task completes).
+        func collected(timings: TransferTimings?, httpVersion: String?) {
+            lock.withLock { metrics = (timings, httpVersion) }
+        }
+
         /// Reports request body bytes sent.
         func sent(_ total: Int64, of expected: Int64) {
             progress?.uploaded(total, of: expected > 0 ? expected : body.length)
@@ -210,13 +218,19 @@ extension URLSessionTransport {
             state = .finished
             let head = override ?? self.head ?? fallback
             let collected = Result { () throws(NetworkError) in try sink.finish() }
+            let metrics = self.metrics
             lock.unlock()
             timer?.cancel()
             if let error {
                 continuation.resume(throwing: Self.attaching(head, to: Self.networkError(for: error)))
             } else if let head {
                 continuation.resume(
-                    with: collected.map { Self.httpResponse(head, body: $0.body, file: $0.file) }.mapError { $0 })
+                    with: collected.map { collected in
+                        var response = Self.httpResponse(head, body: collected.body, file: collected.file)
+                        response.timings = metrics.timings
+                        response.httpVersion = metrics.httpVersion
+                        return response
+                    }.mapError { $0 })
             } else {
                 continuation.resume(throwing: NetworkError(.transport, "The answer is not an HTTP response."))
             }

@@ -89,6 +89,24 @@ extension URLSessionTransport {
             call(for: task)?.sent(totalBytesSent, of: totalBytesExpectedToSend)
         }
 
+        #if !canImport(FoundationNetworking)
+            /// Apple platforms: the phase timings and protocol of the task's last network load.
+            func urlSession(
+                _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
+            ) {
+                let transactions = metrics.transactionMetrics
+                guard let last = transactions.last(where: { $0.resourceFetchType == .networkLoad }) ?? transactions.last
+                else { return }
+                call(for: task)?.collected(
+                    timings: TransferTimings(
+                        start: last.fetchStartDate, nameLookupEnd: last.domainLookupEndDate,
+                        connectEnd: last.secureConnectionStartDate ?? last.connectEndDate,
+                        tlsEnd: last.secureConnectionEndDate,
+                        firstByte: last.responseStartDate, end: last.responseEndDate),
+                    httpVersion: TransferTimings.httpVersion(fromProtocolName: last.networkProtocolName))
+            }
+        #endif
+
         func urlSession(
             _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
             newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void

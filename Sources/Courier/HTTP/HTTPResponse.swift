@@ -44,32 +44,3 @@ public struct HTTPResponse: Sendable {
         return String(decoding: trimmed, as: UTF8.self).lowercased()
     }
 }
-
-/// How long the phases of one exchange took, each measured from its start (libcurl's timings).
-public struct TransferTimings: Sendable, Hashable {
-    /// Until the host name was resolved.
-    public var nameLookup: Duration
-    /// Until the TCP connection was made (zero for a reused connection).
-    public var connect: Duration
-    /// Until the TLS handshake was done (zero without TLS).
-    public var tlsHandshake: Duration
-    /// Until the first byte of the answer arrived.
-    public var firstByte: Duration
-    /// Until the answer was complete.
-    public var total: Duration
-
-    /// Creates timings.
-    /// - Parameters:
-    ///   - nameLookup: Until the name was resolved.
-    ///   - connect: Until connected.
-    ///   - tlsHandshake: Until the TLS handshake was done.
-    ///   - firstByte: Until the first byte arrived.
-    ///   - total: Until the answer was complete.
-    public init(nameLookup: Duration, connect: Duration, tlsHandshake: Duration, firstByte: Duration, total: Duration) {
-        self.nameLookup = nameLookup
-        self.connect = connect
-        self.tlsHandshake = tlsHandshake
-        self.firstByte = firstByte
-        self.total = total
-    }
-}
