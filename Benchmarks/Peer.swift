@@ -126,7 +126,7 @@ final class Peer: Sendable {
 
     /// A port the system picks for a socket that is closed again at once.
     private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Sockets.streamType, 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -150,7 +150,7 @@ final class Peer: Sendable {
 
 /// A TCP connection to 127.0.0.1:`port`: the descriptor, or -1 when refused.
 func connectToLoopback(port: Int) -> Int32 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Sockets.streamType, 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -155,7 +155,7 @@ extension FaultServer {
             let first = lock.withLock {
                 guard !stopped else { return false }
                 stopped = true
-                shutdown(listener, Int32(SHUT_RDWR))
+                Sockets.stopListening(listener)
                 for socket in openSockets { shutdown(socket, Int32(SHUT_RDWR)) }
                 return true
             }

@@ -8,12 +8,12 @@ import Foundation
 
 /// The socket calls the test servers share: a listener on 127.0.0.1 with a port the system
 /// picks, whole writes, and a wait for bytes that notices a hang-up.
-enum Sockets {
+package enum Sockets {
     /// Opens a listening socket on 127.0.0.1 with a port the system picks.
     /// - Returns: The descriptor and the port.
     /// - Throws: `POSIXError` when the socket cannot be opened.
     static func openListener() throws -> (descriptor: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(streamSocketType), 0)
+        let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { throw POSIXError.current() }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -34,6 +34,26 @@ enum Sockets {
             throw error
         }
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// Shuts a listener down and wakes the thread blocked in its `accept`. Linux's `accept`
+    /// returns at the shutdown; Darwin's does not (its `shutdown` ignores a socket that is not
+    /// connected), so a throwaway connection, made without waiting, makes it return. Call it
+    /// while the accept thread cannot close the listener (under the lock it checks).
+    static func stopListening(_ listener: Int32) {
+        shutdown(listener, Int32(SHUT_RDWR))
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let fd = socket(AF_INET, streamType, 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                guard getsockname(listener, generic, &length) == 0 else { return }
+                _ = connect(fd, generic, length)
+            }
+        }
     }
 
     /// After a failed `accept`: when the process is out of descriptors (or memory), waits
@@ -98,11 +118,14 @@ enum Sockets {
     }
 }
 
-#if canImport(Glibc)
-    private let streamSocketType = SOCK_STREAM.rawValue
-#else
-    private let streamSocketType = SOCK_STREAM
-#endif
+extension Sockets {
+    /// `SOCK_STREAM` as `socket(_:_:_:)` takes it: an enum case on Linux, a number on Darwin.
+    #if canImport(Glibc)
+        package static let streamType = Int32(SOCK_STREAM.rawValue)
+    #else
+        package static let streamType = SOCK_STREAM
+    #endif
+}
 
 extension POSIXError {
     /// The error for the current `errno`.

@@ -272,6 +272,17 @@ extension URLSessionTransport {
                 return NetworkError(.timedOut, "The server stopped sending (idle timeout).", underlying: urlError)
             case .notConnectedToInternet:
                 return NetworkError(.offline, "The device is not connected.", underlying: urlError)
+            case .dataNotAllowed, .internationalRoamingOff:
+                return NetworkError(
+                    .offline, "The device may not use cellular data (settings or roaming).", underlying: urlError)
+            case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+                .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+                .clientCertificateRequired:
+                return NetworkError(
+                    .tls, "The TLS handshake failed (URLError \(urlError.code.rawValue)).", underlying: urlError)
+            case .appTransportSecurityRequiresSecureConnection:
+                return NetworkError(
+                    .invalidRequest, "App Transport Security allows only https to this host.", underlying: urlError)
             case .cannotConnectToHost:
                 return NetworkError(.transport, "The server refused the connection.", underlying: urlError)
             case .networkConnectionLost:

@@ -10,7 +10,8 @@ extension URLSessionTransport {
     /// On Linux only a session delegate is asked about challenges and redirects. A 401 with
     /// `WWW-Authenticate: Basic` arrives as a challenge that hangs forever under default handling,
     /// so the delegate completes the call with the 401 and its body (already received) and
-    /// cancels the challenge.
+    /// cancels the challenge. On Apple platforms every challenge but server trust gets default
+    /// handling, which (without credential storage) delivers the 401 as an answer.
     ///
     /// Redirects are not followed by `URLSession`: each 3xx is delivered as the answer and the
     /// transport follows it by ``RedirectPolicy``.
@@ -76,10 +77,17 @@ extension URLSessionTransport {
                     return completionHandler(.useCredential, URLCredential(trust: trust))
                 }
             #endif
-            if let failure = challenge.failureResponse as? HTTPURLResponse {
-                call(for: task)?.complete(error: nil, override: failure)
-            }
-            completionHandler(.cancelAuthenticationChallenge, nil)
+            #if canImport(FoundationNetworking)
+                if let failure = challenge.failureResponse as? HTTPURLResponse {
+                    call(for: task)?.complete(error: nil, override: failure)
+                }
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            #else
+                // Apple platforms: with no credential storage, default handling delivers a 401
+                // with its body through the usual callbacks, and goes on without a client
+                // certificate when one is only asked for.
+                completionHandler(.performDefaultHandling, nil)
+            #endif
         }
 
         func urlSession(

@@ -46,7 +46,10 @@ import Foundation
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
-    private let delegateQueue: OperationQueue
+    #if canImport(FoundationNetworking)
+        /// Shared with the single-use sessions of requests that are not idempotent.
+        private let delegateQueue: OperationQueue
+    #endif
     /// Certificate authorities and pins; honoured on Apple platforms only (see ``init(configuration:tls:)``).
     public let tls: TLSOptions
 
@@ -72,7 +75,9 @@ public final class URLSessionTransport: Transport {
         #endif
         queue.maxConcurrentOperationCount = 1
         queue.name = "Courier.URLSessionTransport"
-        delegateQueue = queue
+        #if canImport(FoundationNetworking)
+            delegateQueue = queue
+        #endif
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 

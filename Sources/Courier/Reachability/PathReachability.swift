@@ -2,7 +2,11 @@
     import Network
 
     /// Reachability on Apple platforms from `NWPathMonitor`. (Not compiled on Linux, where this
-    /// project is built and tested; kept deliberately small.)
+    /// project is built and tested; kept deliberately small, its reading of a path is
+    /// `PathReading`, which the Linux tests check.)
+    ///
+    /// On watchOS, `NWPathMonitor` reports no path outside the few cases Apple allows low-level
+    /// networking in, so ``SystemReachability`` does not use it there.
     public final class PathReachability: ReachabilityMonitor {
         private let broadcaster = StatusBroadcaster(.unknown)
         private let monitor = NWPathMonitor()
@@ -11,18 +15,26 @@
         public init() {
             let broadcaster = self.broadcaster
             monitor.pathUpdateHandler = { path in
-                guard path.status == .satisfied else { return broadcaster.update(.offline) }
-                let kind: ConnectionKind =
-                    path.usesInterfaceType(.wifi)
-                    ? .wifi
-                    : path.usesInterfaceType(.cellular)
-                        ? .cellular : path.usesInterfaceType(.wiredEthernet) ? .wired : .other
-                broadcaster.update(.online(kind))
+                let reading: PathReading =
+                    switch path.status {
+                    case .satisfied: .satisfied
+                    case .unsatisfied: .unsatisfied
+                    case .requiresConnection: .requiresConnection
+                    @unknown default: .requiresConnection
+                    }
+                let interfaces: [(NWInterface.InterfaceType, ConnectionKind)] = [
+                    (.wifi, .wifi), (.cellular, .cellular), (.wiredEthernet, .wired),
+                ]
+                let kinds = interfaces.filter { path.usesInterfaceType($0.0) }.map(\.1)
+                broadcaster.update(reading.status(using: kinds))
             }
             monitor.start(queue: DispatchQueue(label: "Courier.PathReachability"))
         }
 
-        deinit { monitor.cancel() }
+        deinit {
+            monitor.cancel()
+            broadcaster.finish()
+        }
 
         /// The current status.
         public var status: ReachabilityStatus { broadcaster.value }

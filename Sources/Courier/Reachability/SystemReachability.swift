@@ -1,6 +1,7 @@
 /// The platform's reachability monitor, shared by every client of the process:
-/// ``NetlinkReachability`` on Linux, `PathReachability` (`NWPathMonitor`) on Apple platforms,
-/// ``AlwaysOnlineReachability`` elsewhere.
+/// ``NetlinkReachability`` on Linux, `PathReachability` (`NWPathMonitor`) on Apple platforms
+/// but watchOS, ``AlwaysOnlineReachability`` elsewhere (watchOS among them, where
+/// `NWPathMonitor` sees no path for ordinary apps although `URLSession` works).
 ///
 /// Clients use no monitor unless told to, so tests stay independent of the machine's network:
 ///
@@ -13,7 +14,7 @@ public enum SystemReachability {
     public static let shared: any ReachabilityMonitor = {
         #if os(Linux)
             NetlinkReachability()
-        #elseif canImport(Network)
+        #elseif canImport(Network) && !os(watchOS)
             PathReachability()
         #else
             AlwaysOnlineReachability()

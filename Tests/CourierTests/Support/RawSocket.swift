@@ -1,3 +1,4 @@
+import CourierTesting
 import Foundation
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ final class RawSocket {
     private let fd: Int32
 
     init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_INET, Sockets.streamType, 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -62,7 +63,7 @@ final class RefusingPort {
     private let fd: Int32
 
     init() {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Sockets.streamType, 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
