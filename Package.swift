@@ -20,7 +20,10 @@ let package = Package(
             dependencies: [
                 .target(name: "CNetlink", condition: .when(platforms: [.linux])),
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
-            ]),
+            ],
+            // What Courier collects (nothing) and which required-reason APIs it calls, for apps'
+            // privacy reports on Apple platforms.
+            resources: [.copy("PrivacyInfo.xcprivacy")]),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
         .executableTarget(name: "CourierDemo", dependencies: ["Courier", "CourierTesting"]),
         .executableTarget(name: "CourierBenchmarks", dependencies: ["Courier", "CourierTesting"], path: "Benchmarks"),

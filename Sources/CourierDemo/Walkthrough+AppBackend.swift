@@ -4,7 +4,7 @@ import Foundation
 
 /// Prints log lines indented under the walkthrough's step.
 struct IndentedLogSink: LogSink {
-    func write(_ line: String) { print("     log \(line)") }
+    func write(_ entry: LogEntry) { print("     log \(entry.line)") }
 }
 
 extension Walkthrough {

@@ -184,12 +184,17 @@ public struct HTTPRequest: Sendable {
     /// - Parameter extra: More parameter names (lower-case) to treat as secret.
     /// - Returns: The description.
     public func redactedDescription(extra: Set<String>) -> String {
+        "\(method.rawValue) \(redactedURL(extra: extra))"
+    }
+
+    /// The URL with its query, secrets replaced by a placeholder (see ``redactedDescription(extra:)``).
+    func redactedURL(extra: Set<String>) -> String {
         let pairs = query.items.map { item in
             let value =
                 Redaction.isSecret(item.name, extra: extra) ? Redaction.placeholder : PercentEncoding.encode(item.value)
             return PercentEncoding.encode(item.name) + "=" + value
         }
         let suffix = pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")
-        return "\(method.rawValue) \(Redaction.redactText(url.absoluteString, extra: extra))\(suffix)"
+        return Redaction.redactText(url.absoluteString, extra: extra) + suffix
     }
 }

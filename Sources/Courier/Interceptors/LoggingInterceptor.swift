@@ -1,21 +1,60 @@
 import Foundation
 
-/// Where log lines go. Courier has no logging dependency: adapt this to `os.Logger`,
-/// swift-log or a file in a few lines.
+/// Where log entries go. Courier has no logging dependency: `OSLogSink` writes to the
+/// unified log on Apple platforms, ``PrintLogSink`` to standard output, and a sink for
+/// swift-log or a file takes a few lines.
 public protocol LogSink: Sendable {
-    /// Writes one line.
-    /// - Parameter line: The line, without a trailing newline.
-    func write(_ line: String)
+    /// Writes one entry.
+    /// - Parameter entry: The entry: its ``LogEntry/line``, or its parts to mark them apart.
+    func write(_ entry: LogEntry)
 }
 
-/// A ``LogSink`` that prints to standard output.
+/// One line of a ``LoggingInterceptor``'s log, in two parts: a ``summary`` that says nothing
+/// about the user, and ``details`` that may (the URL and its query, headers, bodies), with
+/// tokens, signatures and passwords already redacted from both.
+public struct LogEntry: Sendable, Hashable {
+    /// What an entry reports.
+    public enum Event: Sendable, Hashable {
+        /// A request about to be sent.
+        case request
+        /// An answer, with any status.
+        case response
+        /// A request that failed with an error.
+        case failure
+        /// The headers or a body of a request or answer (with `includesDetails`).
+        case detail
+    }
+
+    /// What the entry reports.
+    public var event: Event
+    /// Direction, method, status or error code, duration and size: `← 200 GET (3 ms, 412 bytes)`.
+    public var summary: String
+    /// The URL (secrets redacted), or the headers or body snippet of a detail entry.
+    public var details: String
+
+    /// Creates an entry.
+    /// - Parameters:
+    ///   - event: What it reports.
+    ///   - summary: The part that says nothing about the user.
+    ///   - details: The part that may.
+    public init(event: Event, summary: String, details: String) {
+        self.event = event
+        self.summary = summary
+        self.details = details
+    }
+
+    /// The whole line: the summary, then the details.
+    public var line: String { details.isEmpty ? summary : "\(summary) \(details)" }
+}
+
+/// A ``LogSink`` that prints each entry's line to standard output.
 public struct PrintLogSink: LogSink {
     /// Creates the sink.
     public init() {}
 
-    /// Prints the line.
-    /// - Parameter line: The line.
-    public func write(_ line: String) { print(line) }
+    /// Prints the entry's line.
+    /// - Parameter entry: The entry.
+    public func write(_ entry: LogEntry) { print(entry.line) }
 }
 
 /// Logs one line per pass through it: method, URL, status (or error) and duration, and on
@@ -26,7 +65,7 @@ public struct PrintLogSink: LogSink {
 ///
 /// ```text
 /// → GET http://127.0.0.1:8080/api/orders?page=1&token=<redacted>&sign=<redacted>
-/// ← 200 GET http://127.0.0.1:8080/api/orders?page=1&token=<redacted>&sign=<redacted> (3 ms, 412 bytes)
+/// ← 200 GET (3 ms, 412 bytes) http://127.0.0.1:8080/api/orders?page=1&token=<redacted>&sign=<redacted>
 /// ```
 public struct LoggingInterceptor: Interceptor {
     private let sink: any LogSink
@@ -57,30 +96,40 @@ public struct LoggingInterceptor: Interceptor {
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
-        let target = request.redactedDescription(extra: secretKeys)
-        sink.write("→ \(target)")
+        let method = request.method.rawValue
+        let url = request.redactedURL(extra: secretKeys)
+        sink.write(LogEntry(event: .request, summary: "→ \(method)", details: url))
         if includesDetails {
-            sink.write("  headers: \(redacted(request.wireHeaders))")
+            sink.write(LogEntry(event: .detail, summary: "  headers:", details: redacted(request.wireHeaders)))
             switch request.body {
             case .multipart(let form):
                 let files = form.files.map { "\($0.name) (\($0.filename), \($0.contentType))" }
-                sink.write("  multipart fields: \(snippet(Data(form.fields.encoded.utf8))); files: \(files)")
-            case .file(let url, _):
-                sink.write("  body: file \(url.lastPathComponent)")
+                sink.write(
+                    LogEntry(
+                        event: .detail, summary: "  multipart:",
+                        details: "fields \(snippet(Data(form.fields.encoded.utf8))); files \(files)"))
+            case .file(let file, _):
+                sink.write(LogEntry(event: .detail, summary: "  body:", details: "file \(file.lastPathComponent)"))
             default:
-                if let body = request.body.encoded, !body.isEmpty { sink.write("  body: \(snippet(body))") }
+                if let body = request.body.encoded, !body.isEmpty {
+                    sink.write(LogEntry(event: .detail, summary: "  body:", details: snippet(body)))
+                }
             }
         }
         let start = ContinuousClock.now
         do {
             let response = try await next(request)
-            let size = response.bodyFile.map { "to file \($0.lastPathComponent)" } ?? "\(response.body.count) bytes"
-            sink.write("← \(response.status) \(target) (\(milliseconds(since: start)) ms, \(size))")
-            if includesDetails, !response.body.isEmpty { sink.write("  body: \(snippet(response.body))") }
+            let size = response.bodyFile != nil ? "to a file" : "\(response.body.count) bytes"
+            let summary = "← \(response.status) \(method) (\(milliseconds(since: start)) ms, \(size))"
+            sink.write(LogEntry(event: .response, summary: summary, details: url))
+            if includesDetails, !response.body.isEmpty {
+                sink.write(LogEntry(event: .detail, summary: "  body:", details: snippet(response.body)))
+            }
             return response
         } catch {
             let code = (error as? NetworkError)?.code.rawValue ?? "error"
-            sink.write("✗ \(code) \(target) (\(milliseconds(since: start)) ms)")
+            let summary = "✗ \(code) \(method) (\(milliseconds(since: start)) ms)"
+            sink.write(LogEntry(event: .failure, summary: summary, details: url))
             throw error
         }
     }

@@ -3,11 +3,16 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// A sink that keeps lines for inspection.
+/// A sink that keeps entries for inspection.
 struct CapturingSink: LogSink {
-    let log = Log()
-    func write(_ line: String) { log.append(line) }
-    var lines: [String] { log.all }
+    private final class Entries: @unchecked Sendable {
+        let lock = NSLock()
+        var all: [LogEntry] = []
+    }
+    private let entries = Entries()
+    func write(_ entry: LogEntry) { entries.lock.withLock { entries.all.append(entry) } }
+    var all: [LogEntry] { entries.lock.withLock { entries.all } }
+    var lines: [String] { all.map(\.line) }
 }
 
 @Suite struct LoggingTests {
@@ -42,6 +47,14 @@ struct CapturingSink: LogSink {
         #expect(lines.contains { $0.hasPrefix("← 503 POST") && $0.contains(" ms, ") })
         #expect(lines.contains { $0.hasPrefix("← 200 POST") })
         #expect(text.contains("user=ann") && text.contains("version=3.2.0") && text.contains("\"name\":\"Ann\""))
+        // What a log shows by default on Apple platforms (the summaries) names no user, host or body.
+        for entry in sink.all {
+            for privateText in ["127.0.0.1", "login", "ann", "Ann", "3.2.0", "Cookie"] {
+                #expect(!entry.summary.contains(privateText), "\(entry)")
+            }
+        }
+        #expect(sink.all.map(\.event).filter { $0 == .request }.count == 2)
+        #expect(sink.all.contains { $0.event == .detail && $0.details.contains("user=ann") })
         // The secrets did reach the server: the log hid them, the wire did not lose them.
         let form = try #require(backend.server.requests.last).form
         #expect(form["password"] == "PW-SECRET-2" && form["idCard"] == "ID-SECRET")
@@ -55,6 +68,9 @@ struct CapturingSink: LogSink {
         backend.server.route("/v1/drop") { _ in LoopbackServer.Response.json("{}").with(.closeBeforeResponding) }
         _ = await networkError { _ = try await backend.client.send(Endpoint<EmptyResponse>.get("drop")) }
         #expect(sink.lines.count == 2)
-        #expect(sink.lines.last?.hasPrefix("✗ transport GET http://127.0.0.1:") == true)
+        let last = try #require(sink.all.last)
+        #expect(last.event == .failure)
+        #expect(last.summary.hasPrefix("✗ transport GET (") && last.summary.hasSuffix(" ms)"), "\(last)")
+        #expect(last.details.hasPrefix("http://127.0.0.1:") && last.details.hasSuffix("/v1/drop"), "\(last)")
     }
 }
