@@ -10,8 +10,8 @@ extension URLSessionTransport {
     /// On Linux only a session delegate is asked about challenges and redirects. A 401 with
     /// `WWW-Authenticate: Basic` arrives as a challenge that hangs forever under default handling,
     /// so the delegate completes the call with the 401 and its body (already received) and
-    /// cancels the challenge. On Apple platforms every challenge but server trust gets default
-    /// handling, which (without credential storage) delivers the 401 as an answer.
+    /// cancels the challenge. On Apple platforms every challenge but server trust is rejected,
+    /// which delivers the 401 as an answer and offers no credential.
     ///
     /// Redirects are not followed by `URLSession`: each 3xx is delivered as the answer and the
     /// transport follows it by ``RedirectPolicy``.
@@ -79,10 +79,11 @@ extension URLSessionTransport {
                 }
                 completionHandler(.cancelAuthenticationChallenge, nil)
             #else
-                // Apple platforms: with no credential storage, default handling delivers a 401
-                // with its body through the usual callbacks, and goes on without a client
-                // certificate when one is only asked for.
-                completionHandler(.performDefaultHandling, nil)
+                // Apple platforms: no credential is ever offered (default handling could answer
+                // Negotiate with the user's single sign-on, or a client certificate from the
+                // keychain). Rejected, a 401 arrives with its body through the usual
+                // callbacks, and TLS goes on without a client certificate.
+                completionHandler(.rejectProtectionSpace, nil)
             #endif
         }
 

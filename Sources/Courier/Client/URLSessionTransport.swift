@@ -29,8 +29,8 @@ import Foundation
 /// - no URL cache and no credential storage.
 ///
 /// What it cannot mend on Linux fails clearly instead: an IPv6 literal host
-/// (`http://[::1]/`) and TLS options are refused with a ``NetworkError`` naming
-/// `CurlTransport`, which handles both. Four it can neither mend nor detect on Linux, where
+/// (`http://[::1]/`), and `https` to a pinned host or with custom certificate authorities, are
+/// refused with a ``NetworkError`` naming `CurlTransport`, which handles both. Four it can neither mend nor detect on Linux, where
 /// `CurlTransport` is the default for these reasons:
 /// - when the session has stored cookies for a URL, FoundationNetworking replaces a request's
 ///   own `Cookie` header with them; send your own cookies through a session with

@@ -37,9 +37,12 @@ extension TransferTimings {
     /// counts as zero. `nil` without a start and an end. `connectEnd` is when TCP was
     /// connected: for TLS, when the handshake began (the metrics' connect phase includes it).
     init?(start: Date?, nameLookupEnd: Date?, connectEnd: Date?, tlsEnd: Date?, firstByte: Date?, end: Date?) {
-        guard let start, let end, end >= start else { return nil }
+        guard let start, let end, start.timeIntervalSinceReferenceDate.isFinite,
+            end.timeIntervalSinceReferenceDate.isFinite,
+            end >= start
+        else { return nil }
         func since(_ moment: Date?) -> Duration {
-            guard let moment, moment >= start else { return .zero }
+            guard let moment, moment.timeIntervalSinceReferenceDate.isFinite, moment >= start else { return .zero }
             // In microseconds, as the metrics' dates resolve them; a year at most, so a wild
             // clock cannot overflow the count.
             return .microseconds(Int64((min(moment.timeIntervalSince(start), 3.2e7) * 1e6).rounded()))

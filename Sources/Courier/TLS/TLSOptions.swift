@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// How a transport checks the server's TLS certificate. Validation is always on; these options
 /// only narrow what is trusted.
 ///
@@ -48,41 +54,72 @@ public struct TLSOptions: Sendable, Hashable {
     /// - Parameter host: The host of the request's URL.
     /// - Returns: The pins of the host's most specific pattern, or an empty array.
     /// - Throws: ``NetworkError`` (``NetworkError/Code/invalidRequest``) when a pattern is
-    ///   malformed.
+    ///   malformed, two patterns name the same hosts, or, with any pins set, the host is
+    ///   spelled so that a pattern could miss it although the connection goes to a pinned
+    ///   host: percent-encoded or non-ASCII, with an empty label, or an IPv4 address in another
+    ///   form than four decimal numbers (`127.1`, `0x7f.0.0.1`).
     public func pins(for host: String) throws(NetworkError) -> [String] {
         guard !pinnedPublicKeys.isEmpty else { return [] }
-        let name = Self.normalized(host)
+        guard let name = Self.canonical(host) else {
+            throw NetworkError(
+                .invalidRequest,
+                "The host \"\(host)\" is spelled so that its TLS pins could be missed; write it as a plain name.")
+        }
+        var patterns: Set<String> = []
         var best: (specificity: Int, pins: [String])?
         for (pattern, pins) in pinnedPublicKeys {
-            let specificity = try Self.specificity(of: pattern, matching: name)
+            let (key, specificity) = try Self.match(pattern, host: name)
+            guard patterns.insert(key).inserted else {
+                throw NetworkError(
+                    .invalidRequest, "Two TLS pin patterns name \"\(key)\"; give those hosts one list of pins.")
+            }
             if let specificity, specificity > best?.specificity ?? -1 { best = (specificity, pins) }
         }
         return best?.pins ?? []
     }
 
-    /// How specifically `pattern` matches `host`, or `nil` when it does not: `*` is 0, a domain
-    /// pattern its length, a host name above every domain.
-    private static func specificity(of pattern: String, matching host: String) throws(NetworkError) -> Int? {
-        if pattern == "*" { return 0 }
-        let pattern = normalized(pattern)
-        let domain = pattern.hasPrefix("*.") ? String(pattern.dropFirst(2)) : pattern
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-.:_")
-        guard !domain.isEmpty, domain.allSatisfy(allowed.contains), !domain.hasPrefix("."),
-            !domain.contains("..")
-        else {
+    /// A pattern in canonical form, and how specifically it matches `host` (`nil` when it does
+    /// not): `*` is 0, a domain pattern its length, a host name above every domain.
+    private static func match(_ pattern: String, host: String) throws(NetworkError) -> (String, Int?) {
+        if pattern == "*" { return ("*", 0) }
+        let wildcard = pattern.hasPrefix("*.")
+        guard let domain = canonical(wildcard ? String(pattern.dropFirst(2)) : pattern), !domain.isEmpty else {
             throw NetworkError(
                 .invalidRequest,
                 "The TLS pin pattern \"\(pattern)\" is not a host name, \"*.\" and a domain, or \"*\".")
         }
-        if domain == pattern { return host == pattern ? Int.max : nil }
-        return host.hasSuffix("." + domain) ? domain.count : nil
+        guard wildcard else { return (domain, host == domain ? Int.max : nil) }
+        return ("*." + domain, host.hasSuffix("." + domain) ? domain.count : nil)
     }
 
-    /// Lowercased, without the brackets of an IPv6 literal or a final dot.
-    private static func normalized(_ host: String) -> String {
+    private static let nameCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789-_")
+
+    /// A host name lowercased without a final dot, or an IP address in its one canonical
+    /// spelling; `nil` for a spelling that a transport could read as another host than a
+    /// pattern does.
+    static func canonical(_ host: String) -> String? {
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name.hasSuffix("."), name.count > 1 { name.removeLast() }
-        return name
+        if name.contains(":") { return canonicalIPv6(name) }
+        if name.hasSuffix(".") { name.removeLast() }
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard !name.isEmpty, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy(nameCharacters.contains) }) else {
+            return nil
+        }
+        // A name whose last label is a number is an IPv4 address to libcurl and to URL
+        // parsers, in many spellings: only the dotted decimal one is accepted.
+        guard let last = labels.last, last.first?.isNumber == true else { return name }
+        let numbers = labels.compactMap { label in
+            label.count <= 3 && (label == "0" || label.first != "0") ? UInt8(label) : nil
+        }
+        return labels.count == 4 && numbers.count == 4 ? name : nil
+    }
+
+    private static func canonicalIPv6(_ address: String) -> String? {
+        var bytes = in6_addr()
+        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return nil }
+        var text = [CChar](repeating: 0, count: 64)
+        guard inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count)) != nil else { return nil }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

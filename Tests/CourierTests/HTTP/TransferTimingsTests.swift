@@ -50,6 +50,14 @@ import Testing
             start: .distantPast, nameLookupEnd: Self.at(-5), connectEnd: nil, tlsEnd: nil, firstByte: nil,
             end: .distantFuture)
         #expect(wild?.total == .seconds(32_000_000))
+        let infinite = Date(timeIntervalSinceReferenceDate: .infinity)
+        #expect(
+            TransferTimings(
+                start: Self.start, nameLookupEnd: nil, connectEnd: nil, tlsEnd: nil, firstByte: nil, end: infinite)
+                == nil)
+        let phase = TransferTimings(
+            start: Self.start, nameLookupEnd: infinite, connectEnd: nil, tlsEnd: nil, firstByte: nil, end: Self.at(1))
+        #expect(phase?.nameLookup == .zero)
     }
 
     @Test(

@@ -46,6 +46,37 @@ import Testing
     }
 
     @Test(
+        "with pins set, a host spelled so a pattern could miss it is refused, whatever its pins",
+        arguments: [
+            "127.1", "0x7f.0.0.1", "2130706433", "127.000.0.1", "0177.0.0.1", "api%2Eexample.com", "api.example.com..",
+            "bücher.example.com", "a..example.com", "[::ffff:zz]",
+        ])
+    func unmatchableSpelling(host: String) {
+        #expect(throws: NetworkError.self) { try Self.options.pins(for: host) }
+        #expect(throws: Never.self) { try TLSOptions().pins(for: host) }
+    }
+
+    @Test("IP addresses match in their canonical spelling")
+    func addresses() throws {
+        let options = TLSOptions(pinnedPublicKeys: ["[0:0::1]": ["six"], "10.0.0.1": ["four"]])
+        #expect(try options.pins(for: "::1") == ["six"])
+        #expect(try options.pins(for: "[0000:0000:0000:0000:0000:0000:0000:0001]") == ["six"])
+        #expect(try options.pins(for: "10.0.0.1") == ["four"])
+        #expect(try options.pins(for: "10.0.0.2") == [])
+    }
+
+    @Test("two patterns naming the same hosts are refused rather than one picked at random")
+    func collidingPatterns() {
+        for pins in [
+            ["api.example.com": ["a"], "API.Example.com.": []], ["*.example.com": ["a"], "*.EXAMPLE.com": ["b"]],
+            ["[::1]": ["a"], "0:0::1": ["b"]],
+        ] {
+            let options = TLSOptions(pinnedPublicKeys: pins)
+            #expect(throws: NetworkError.self, "\(pins)") { try options.pins(for: "other.net") }
+        }
+    }
+
+    @Test(
         "a malformed pattern fails with invalidRequest, whatever the host",
         arguments: [
             "", "*.", "api.*.example.com", "*example.com", "https://api.example.com", "a b", "..", ".example.com",
