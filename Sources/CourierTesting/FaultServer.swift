@@ -46,7 +46,8 @@ public final class FaultServer: Sendable {
     /// - Parameter script: The steps for each connection, by its number.
     /// - Throws: `POSIXError` when the socket cannot be opened.
     public init(script: @escaping @Sendable (_ connection: Int) -> [Step]) throws {
-        let (listener, port) = try Sockets.openListener()
+        let listener = try Listener()
+        let port = listener.port
         self.port = port
         core = Core(listener: listener, script: script)
         let core = self.core
@@ -133,7 +134,7 @@ extension FaultServer {
     ///
     /// `@unchecked Sendable`: `openSockets` and `stopped` are guarded by `lock`.
     final class Core: @unchecked Sendable {
-        let listener: Int32
+        let listener: Listener
         let script: @Sendable (Int) -> [Step]
         let log = Log()
         let waiters: Waiters<Activity>
@@ -141,7 +142,7 @@ extension FaultServer {
         private var openSockets: Set<Int32> = []
         private var stopped = false
 
-        init(listener: Int32, script: @escaping @Sendable (Int) -> [Step]) {
+        init(listener: Listener, script: @escaping @Sendable (Int) -> [Step]) {
             self.listener = listener
             self.script = script
             waiters = Waiters { [log] in log.activity }
@@ -155,7 +156,7 @@ extension FaultServer {
             let first = lock.withLock {
                 guard !stopped else { return false }
                 stopped = true
-                Sockets.stopListening(listener)
+                listener.stop()
                 for socket in openSockets { shutdown(socket, Int32(SHUT_RDWR)) }
                 return true
             }
@@ -164,7 +165,11 @@ extension FaultServer {
 
         func acceptLoop() {
             while true {
-                let client = accept(listener, nil, nil)
+                let client: Int32 =
+                    switch listener.accept() {
+                    case .connection(let descriptor): descriptor
+                    case .failed, .stopped: -1  // `stopped` tells which
+                    }
                 let accepted = lock.withLock {
                     guard !stopped else { return false }
                     if client >= 0 { openSockets.insert(client) }
@@ -172,8 +177,8 @@ extension FaultServer {
                 }
                 guard accepted else {
                     if client >= 0 { close(client) }
-                    // Closed here, by the only thread that uses it, once `stop()` has shut it down.
-                    close(listener)
+                    // Closed here, by the only thread that uses it, once `stop()` has woken it.
+                    listener.close()
                     return
                 }
                 guard client >= 0 else {  // EINTR, ECONNABORTED, …: keep listening

@@ -51,8 +51,8 @@ public final class LoopbackServer: Sendable {
     /// Starts a server whose routes run on their connections' threads, or (`false`, as on
     /// systems before iOS 18 and macOS 15) in tasks of Swift's shared pool.
     package init(routesOnConnectionThreads: Bool) throws {
-        let (listener, port) = try Sockets.openListener()
-        self.port = port
+        let listener = try Listener()
+        port = listener.port
         core = Core(listener: listener, routesOnConnectionThreads: routesOnConnectionThreads)
         let core = self.core
         Thread.detachNewThread { core.acceptLoop() }
@@ -101,7 +101,7 @@ extension LoopbackServer {
     ///
     /// `@unchecked Sendable`: `routes`, `openSockets` and `stopped` are guarded by `lock`.
     final class Core: @unchecked Sendable {
-        let listener: Int32
+        let listener: Listener
         let log = Log()
         let waiters: Waiters<[Event]>
         private let lock = NSLock()
@@ -112,7 +112,7 @@ extension LoopbackServer {
         /// Whether routes run on their connections' threads (see `respond(to:)`).
         let routesOnConnectionThreads: Bool
 
-        init(listener: Int32, routesOnConnectionThreads: Bool) {
+        init(listener: Listener, routesOnConnectionThreads: Bool) {
             self.listener = listener
             self.routesOnConnectionThreads = routesOnConnectionThreads
             waiters = Waiters { [log] in log.events }
@@ -142,7 +142,7 @@ extension LoopbackServer {
             let first = lock.withLock {
                 guard !stopped else { return false }
                 stopped = true
-                Sockets.stopListening(listener)
+                listener.stop()
                 for socket in openSockets { shutdown(socket, Int32(SHUT_RDWR)) }
                 return true
             }
@@ -151,7 +151,11 @@ extension LoopbackServer {
 
         func acceptLoop() {
             while true {
-                let client = accept(listener, nil, nil)
+                let client: Int32 =
+                    switch listener.accept() {
+                    case .connection(let descriptor): descriptor
+                    case .failed, .stopped: -1  // `stopped` tells which
+                    }
                 enum Admission { case stop, retry, busy, serve }
                 let admission: Admission = lock.withLock {
                     guard !stopped else { return .stop }
@@ -163,8 +167,8 @@ extension LoopbackServer {
                 switch admission {
                 case .stop:
                     if client >= 0 { close(client) }
-                    // Closed here, by the only thread that uses it, once `stop()` has shut it down.
-                    close(listener)
+                    // Closed here, by the only thread that uses it, once `stop()` has woken it.
+                    listener.close()
                     return
                 case .retry:  // EINTR, ECONNABORTED, …: keep listening
                     Sockets.pauseIfOutOfDescriptors()

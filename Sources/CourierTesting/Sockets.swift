@@ -36,26 +36,6 @@ package enum Sockets {
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
-    /// Shuts a listener down and wakes the thread blocked in its `accept`. Linux's `accept`
-    /// returns at the shutdown; Darwin's does not (its `shutdown` ignores a socket that is not
-    /// connected), so a throwaway connection, made without waiting, makes it return. Call it
-    /// while the accept thread cannot close the listener (under the lock it checks).
-    static func stopListening(_ listener: Int32) {
-        shutdown(listener, Int32(SHUT_RDWR))
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let fd = socket(AF_INET, streamType, 0)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                guard getsockname(listener, generic, &length) == 0 else { return }
-                _ = connect(fd, generic, length)
-            }
-        }
-    }
-
     /// After a failed `accept`: when the process is out of descriptors (or memory), waits
     /// 10 ms, since the waiting connection stays queued and the next `accept` would fail at
     /// once, spinning a core until a descriptor frees.
@@ -133,3 +113,74 @@ extension POSIXError {
         POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
     }
 }
+
+/// A listening socket on 127.0.0.1 that another thread can stop: ``accept()`` waits on it and
+/// on a pipe together. (Linux's `accept` returns when its listener is shut down; Darwin's does
+/// not, since its `shutdown` ignores a socket that is not connected.)
+///
+/// `@unchecked Sendable`: the descriptors never change; ``stop()`` and ``close()`` are called
+/// under the owner's lock, and ``close()`` only by the accepting thread after it has seen the
+/// stop, so the pipe is never written after it is closed.
+final class Listener: @unchecked Sendable {
+    let descriptor: Int32
+    let port: Int
+    private let wakeReader: Int32
+    private let wakeWriter: Int32
+
+    /// What ``accept()`` got.
+    enum Accepted {
+        case connection(Int32)
+        /// `accept` failed (`EINTR`, `ECONNABORTED`, out of descriptors).
+        case failed
+        /// ``stop()`` was called.
+        case stopped
+    }
+
+    /// Opens the listener.
+    /// - Throws: `POSIXError` when a socket or the pipe cannot be opened.
+    init() throws {
+        (descriptor, port) = try Sockets.openListener()
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            let error = POSIXError.current()
+            systemClose(descriptor)
+            throw error
+        }
+        (wakeReader, wakeWriter) = (ends[0], ends[1])
+    }
+
+    /// Waits for a connection, or for ``stop()``.
+    func accept() -> Accepted {
+        var fds = [
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),
+        ]
+        while poll(&fds, 2, -1) < 0 {
+            guard errno == EINTR else { return .failed }
+        }
+        if fds[1].revents != 0 { return .stopped }
+        let client = systemAccept(descriptor)
+        return client >= 0 ? .connection(client) : .failed
+    }
+
+    /// Refuses new connections and wakes ``accept()``.
+    func stop() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        var byte: UInt8 = 1
+        _ = write(wakeWriter, &byte, 1)
+    }
+
+    /// Closes the listener and the pipe: by the accepting thread, once it has seen the stop.
+    func close() {
+        for fd in [descriptor, wakeReader, wakeWriter] { systemClose(fd) }
+    }
+}
+
+// The C calls under other names: `Listener`'s own `accept()` and `close()` hide them there.
+#if canImport(Glibc)
+    private func systemClose(_ fd: Int32) { _ = Glibc.close(fd) }
+    private func systemAccept(_ fd: Int32) -> Int32 { Glibc.accept(fd, nil, nil) }
+#else
+    private func systemClose(_ fd: Int32) { _ = Darwin.close(fd) }
+    private func systemAccept(_ fd: Int32) -> Int32 { Darwin.accept(fd, nil, nil) }
+#endif
