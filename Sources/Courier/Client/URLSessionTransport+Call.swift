@@ -148,7 +148,7 @@ extension URLSessionTransport {
                 continuation.resume(throwing: error)
             case .running(let continuation, let task):
                 state = .finished
-                let error = Self.attaching(head ?? task.response as? HTTPURLResponse, to: error)
+                let error = Self.attaching(head, to: error)
                 _ = try? sink.finish()
                 let cancelsNow = resumed
                 cancelsOnResume = !resumed
@@ -164,14 +164,13 @@ extension URLSessionTransport {
             }
         }
 
-        /// Stores a piece of the body, first starting the body with the task's response head
-        /// (checking it, and opening a download's file).
-        func received(_ data: Data, response: URLResponse?) {
+        /// Records the response head and opens the body's destination.
+        func received(_ response: URLResponse) {
             let failure: NetworkError? = lock.withLock {
-                guard case .running = state else { return nil }
+                guard case .running = state, let http = response as? HTTPURLResponse else { return nil }
+                head = http
                 do throws(NetworkError) {
-                    try beginIfNeeded(with: response)
-                    try sink.append(data)
+                    try sink.begin(status: http.statusCode, headers: Self.headers(of: http))
                     return nil
                 } catch {
                     return error
@@ -180,14 +179,18 @@ extension URLSessionTransport {
             if let failure { stop(failure) }
         }
 
-        /// Starts the body with the head, the first time there is one. The delegate is not
-        /// asked about the response (its answer would hold the transfer until the delegate
-        /// queue has run: FoundationNetworking pauses the transfer meanwhile), so the head is
-        /// taken from the task with the first piece of the body, or at the end. Under `lock`.
-        private func beginIfNeeded(with response: URLResponse?) throws(NetworkError) {
-            guard head == nil, let http = response as? HTTPURLResponse else { return }
-            head = http
-            try sink.begin(status: http.statusCode, headers: Self.headers(of: http))
+        /// Stores a piece of the body.
+        func received(_ data: Data) {
+            let failure: NetworkError? = lock.withLock {
+                guard case .running = state else { return nil }
+                do throws(NetworkError) {
+                    try sink.append(data)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let failure { stop(failure) }
         }
 
         /// Records what the task's metrics tell, for the answer (Apple platforms, where
@@ -214,11 +217,7 @@ extension URLSessionTransport {
             }
             state = .finished
             let head = override ?? self.head ?? fallback
-            let collected = Result { () throws(NetworkError) in
-                // An answer without a body brought no piece to start it with.
-                if error == nil { try beginIfNeeded(with: head) }
-                return try sink.finish()
-            }
+            let collected = Result { () throws(NetworkError) in try sink.finish() }
             let metrics = self.metrics
             lock.unlock()
             timer?.cancel()

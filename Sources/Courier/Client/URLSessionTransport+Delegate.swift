@@ -41,12 +41,16 @@ extension URLSessionTransport {
             lock.withLock { calls[ObjectIdentifier(task)]?.call }
         }
 
-        // No `didReceive response`: answering it holds the transfer until the delegate queue
-        // has run (FoundationNetworking pauses it meanwhile), which cost a quarter of the
-        // request rate sequentially. The head comes from the task instead (see `Call`).
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+        ) {
+            call(for: dataTask)?.received(response)
+            completionHandler(.allow)
+        }
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-            call(for: dataTask)?.received(data, response: dataTask.response)
+            call(for: dataTask)?.received(data)
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
