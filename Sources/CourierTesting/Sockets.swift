@@ -130,7 +130,7 @@ final class Listener: @unchecked Sendable {
     /// What ``accept()`` got.
     enum Accepted {
         case connection(Int32)
-        /// `accept` failed (`EINTR`, `ECONNABORTED`, out of descriptors).
+        /// `accept` failed (`EINTR`, `ECONNABORTED`, `EAGAIN`, out of descriptors).
         case failed
         /// ``stop()`` was called.
         case stopped
@@ -147,6 +147,9 @@ final class Listener: @unchecked Sendable {
             throw error
         }
         (wakeReader, wakeWriter) = (ends[0], ends[1])
+        // Non-blocking, so a connection that goes away between `poll` and `accept` cannot
+        // leave `accept` waiting where a stop does not reach it.
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
     }
 
     /// Waits for a connection, or for ``stop()``.
@@ -160,7 +163,10 @@ final class Listener: @unchecked Sendable {
         }
         if fds[1].revents != 0 { return .stopped }
         let client = systemAccept(descriptor)
-        return client >= 0 ? .connection(client) : .failed
+        guard client >= 0 else { return .failed }
+        // Darwin's accepted sockets inherit the listener's flags; the servers block on theirs.
+        _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) & ~O_NONBLOCK)
+        return .connection(client)
     }
 
     /// Refuses new connections and wakes ``accept()``.
