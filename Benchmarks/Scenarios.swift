@@ -32,6 +32,8 @@ final class Scenarios: Sendable {
     let transportName: String
     /// The default transport, for the floor rows (the transport with JSONDecoder, no client).
     let transport: any Transport
+    /// The URLSessionTransport under `sessionClient`, for its floor row.
+    let sessionTransport: URLSessionTransport
     let raw: URLSession
     let ordersURL: URL
 
@@ -46,7 +48,8 @@ final class Scenarios: Sendable {
         transport = NetworkClient.Configuration.defaultTransport()
         transportName = String(describing: type(of: transport))
         client = NetworkClient(configuration: .init(baseURL: base, transport: transport))
-        sessionClient = NetworkClient(configuration: .init(baseURL: base, transport: URLSessionTransport()))
+        sessionTransport = URLSessionTransport()
+        sessionClient = NetworkClient(configuration: .init(baseURL: base, transport: sessionTransport))
         raw = Self.rawSession()
     }
 
@@ -68,7 +71,8 @@ final class Scenarios: Sendable {
 
     /// What any client on Courier's default transport pays: the transport and JSONDecoder,
     /// without NetworkClient's pipeline.
-    func transportOrders() async throws -> [Order] {
+    func transportOrders(_ variant: Variant = .defaultTransport) async throws -> [Order] {
+        let transport: any Transport = variant == .defaultTransport ? transport : sessionTransport
         let response = try await transport.send(HTTPRequest(method: .get, url: ordersURL))
         return try JSONDecoder().decode(RawEnvelope<[Order]>.self, from: response.body).data
     }
@@ -98,20 +102,27 @@ final class Scenarios: Sendable {
     }
 
     /// Courier on its default transport and on URLSessionTransport, each against raw
-    /// URLSession, interleaved in one run: a row for each, and one for `floor` when given.
+    /// URLSession, interleaved in one run: a row for each, and for each transport a floor row
+    /// (the transport and JSONDecoder alone, no client) when `floor` is given.
     func compare(
         _ scenario: String, _ detail: String, unit: String = "req/s", target: Double?,
         warmUp: () async throws -> Void, courier: @escaping (Variant) async throws -> Double,
-        raw: @escaping () async throws -> Double, floor: (() async throws -> Double)? = nil
+        raw: @escaping () async throws -> Double, floor: ((Variant) async throws -> Double)? = nil
     ) async throws -> [Measurement] {
+        let floors: [() async throws -> Double] =
+            floor.map { floor in [{ try await floor(.defaultTransport) }, { try await floor(.urlSession) }] } ?? []
         let medians = try await Harness.interleaved(
             repetitions: repetitions, warmUp: warmUp,
-            runs: [{ try await courier(.defaultTransport) }, { try await courier(.urlSession) }, raw]
-                + (floor.map { [$0] } ?? []))
-        let floorRow = floor.map { _ in
-            Measurement.ratio(
-                scenario + "-floor", "\(detail) — \(transportName) + JSONDecoder alone, no client", unit: unit,
-                courier: medians[3], baseline: medians[2], higherIsBetter: true, minimum: nil)
+            runs: [{ try await courier(.defaultTransport) }, { try await courier(.urlSession) }, raw] + floors)
+        let floorRows = floor.map { _ in
+            [
+                Measurement.ratio(
+                    scenario + "-floor", "\(detail) — \(transportName) + JSONDecoder alone, no client", unit: unit,
+                    courier: medians[3], baseline: medians[2], higherIsBetter: true, minimum: nil),
+                Measurement.ratio(
+                    scenario + "-urlsession-floor", "\(detail) — URLSessionTransport + JSONDecoder alone, no client",
+                    unit: unit, courier: medians[4], baseline: medians[2], higherIsBetter: true, minimum: nil),
+            ]
         }
         return [
             .ratio(
@@ -120,7 +131,7 @@ final class Scenarios: Sendable {
             .ratio(
                 scenario + "-urlsession", "\(detail) — URLSessionTransport", unit: unit, courier: medians[1],
                 baseline: medians[2], higherIsBetter: true, minimum: nil),
-        ] + (floorRow.map { [$0] } ?? [])
+        ] + (floorRows ?? [])
     }
 
     /// S1: sequential requests.
@@ -134,6 +145,7 @@ final class Scenarios: Sendable {
                     _ = try await courierOrders(sessionClient)
                     _ = try await rawOrders()
                     _ = try await transportOrders()
+                    _ = try await transportOrders(.urlSession)
                 }
             },
             courier: { variant in
@@ -142,7 +154,9 @@ final class Scenarios: Sendable {
                 }
             },
             raw: { try await Harness.rate(count: count, concurrency: 1) { _ = try await self.rawOrders() } },
-            floor: { try await Harness.rate(count: count, concurrency: 1) { _ = try await self.transportOrders() } })
+            floor: { variant in
+                try await Harness.rate(count: count, concurrency: 1) { _ = try await self.transportOrders(variant) }
+            })
     }
 
     /// S2: the same with 64 concurrent tasks.
