@@ -165,11 +165,7 @@ extension FaultServer {
 
         func acceptLoop() {
             while true {
-                let client: Int32 =
-                    switch listener.accept() {
-                    case .connection(let descriptor): descriptor
-                    case .failed, .stopped: -1  // `stopped` tells which
-                    }
+                let client = listener.accept()
                 let accepted = lock.withLock {
                     guard !stopped else { return false }
                     if client >= 0 { openSockets.insert(client) }

@@ -151,11 +151,7 @@ extension LoopbackServer {
 
         func acceptLoop() {
             while true {
-                let client: Int32 =
-                    switch listener.accept() {
-                    case .connection(let descriptor): descriptor
-                    case .failed, .stopped: -1  // `stopped` tells which
-                    }
+                let client = listener.accept()
                 enum Admission { case stop, retry, busy, serve }
                 let admission: Admission = lock.withLock {
                     guard !stopped else { return .stop }

@@ -127,15 +127,6 @@ final class Listener: @unchecked Sendable {
     private let wakeReader: Int32
     private let wakeWriter: Int32
 
-    /// What ``accept()`` got.
-    enum Accepted {
-        case connection(Int32)
-        /// `accept` failed (`EINTR`, `ECONNABORTED`, `EAGAIN`, out of descriptors).
-        case failed
-        /// ``stop()`` was called.
-        case stopped
-    }
-
     /// Opens the listener.
     /// - Throws: `POSIXError` when a socket or the pipe cannot be opened.
     init() throws {
@@ -153,20 +144,22 @@ final class Listener: @unchecked Sendable {
     }
 
     /// Waits for a connection, or for ``stop()``.
-    func accept() -> Accepted {
+    /// - Returns: The connection's descriptor, or -1 when `accept` failed (`EINTR`,
+    ///   `ECONNABORTED`, `EAGAIN`, out of descriptors) or the listener was stopped: the owner's
+    ///   own stopped flag tells which.
+    func accept() -> Int32 {
         var fds = [
             pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0),
         ]
         while poll(&fds, 2, -1) < 0 {
-            guard errno == EINTR else { return .failed }
+            guard errno == EINTR else { return -1 }
         }
-        if fds[1].revents != 0 { return .stopped }
+        guard fds[1].revents == 0 else { return -1 }
         let client = systemAccept(descriptor)
-        guard client >= 0 else { return .failed }
         // Darwin's accepted sockets inherit the listener's flags; the servers block on theirs.
-        _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) & ~O_NONBLOCK)
-        return .connection(client)
+        if client >= 0 { _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) & ~O_NONBLOCK) }
+        return client
     }
 
     /// Refuses new connections and wakes ``accept()``.
