@@ -30,9 +30,9 @@ extension URLSessionTransport {
         private var resumed = false
         /// Whether the call was stopped between making its task and resuming it.
         private var cancelsOnResume = false
-        private var timer: (any DispatchSourceTimer)?
+        private var deadlineToken: Deadlines.Token?
         private weak var registry: SessionDelegate?
-        private var head: HTTPURLResponse?
+        private var head: Head?
         /// Phase timings and the HTTP version from the task's metrics (Apple platforms).
         private var metrics: (timings: TransferTimings?, httpVersion: String?)
         private let sink: ResponseBodySink
@@ -75,14 +75,7 @@ extension URLSessionTransport {
                 }
                 state = .starting(continuation)
                 self.registry = registry
-                // A timer source, cancelled when the call ends, holds nothing once it is over.
-                let timer = DispatchSource.makeTimerSource(queue: .global())
-                // A year at most: `DispatchTime` counts nanoseconds in 64 bits.
-                let seconds = min(max(ContinuousClock.now.duration(to: deadline).seconds, 0), 3.2e7)
-                timer.schedule(deadline: .now() + seconds)
-                timer.setEventHandler { [weak self, timedOut] in self?.stop(timedOut) }
-                self.timer = timer
-                timer.resume()
+                deadlineToken = Deadlines.shared.arm(at: deadline) { [weak self, timedOut] in self?.stop(timedOut) }
                 return nil
             }
             if let stopped { return continuation.resume(throwing: stopped) }
@@ -132,9 +125,9 @@ extension URLSessionTransport {
         }
 
         /// Ends the call with an error (cancellation, deadline, a failed write, a body over its
-        /// limit) and stops the transfer. Safe on the delegate queue: the task is cancelled on
+        /// limit) and stops the transfer. Safe in a delegate method: the task is cancelled on
         /// ``URLSessionTransport/cancelCalls``, since `cancel()` waits for FoundationNetworking's
-        /// work thread, which may itself be waiting for the delegate queue to drain.
+        /// work thread, which on Linux is the thread delegate methods run on.
         func stop(_ error: NetworkError) {
             lock.lock()
             switch state {
@@ -143,20 +136,25 @@ extension URLSessionTransport {
                 lock.unlock()
             case .starting(let continuation):
                 state = .finished
+                let deadlineToken = self.deadlineToken
                 lock.unlock()
-                timer?.cancel()
+                deadlineToken.map(Deadlines.shared.disarm)
                 continuation.resume(throwing: error)
             case .running(let continuation, let task):
                 state = .finished
                 let error = Self.attaching(head, to: error)
-                _ = try? sink.finish()
                 let cancelsNow = resumed
                 cancelsOnResume = !resumed
+                let deadlineToken = self.deadlineToken
                 lock.unlock()
-                timer?.cancel()
+                deadlineToken.map(Deadlines.shared.disarm)
                 // The caller is answered first: `cancel()` waits for FoundationNetworking's
                 // process-wide work queue, which a flooding answer can keep busy for seconds.
-                continuation.resume(throwing: error)
+                // A broken download keeps every byte that arrived, written before the answer.
+                finishingSink { [self] in
+                    _ = try? sink.finish()
+                    continuation.resume(throwing: error)
+                }
                 registry?.forget(task)
                 if cancelsNow { URLSessionTransport.cancelCalls.async { task.cancel() } }
             case .stoppedBeforeStart, .finished:
@@ -168,9 +166,10 @@ extension URLSessionTransport {
         func received(_ response: URLResponse) {
             let failure: NetworkError? = lock.withLock {
                 guard case .running = state, let http = response as? HTTPURLResponse else { return nil }
-                head = http
+                let head = Head(http)
+                self.head = head
                 do throws(NetworkError) {
-                    try sink.begin(status: http.statusCode, headers: Self.headers(of: http))
+                    try sink.begin(status: head.status, headers: head.headers)
                     return nil
                 } catch {
                     return error
@@ -216,46 +215,72 @@ extension URLSessionTransport {
                 return
             }
             state = .finished
-            let head = override ?? self.head ?? fallback
-            let collected = Result { () throws(NetworkError) in try sink.finish() }
+            let head = override.map(Head.init) ?? self.head ?? fallback.map(Head.init)
             let metrics = self.metrics
+            let deadlineToken = self.deadlineToken
             lock.unlock()
-            timer?.cancel()
-            if let error {
-                continuation.resume(throwing: Self.attaching(head, to: Self.networkError(for: error)))
-            } else if let head {
-                continuation.resume(
-                    with: collected.map { collected in
-                        var response = Self.httpResponse(head, body: collected.body, file: collected.file)
-                        response.timings = metrics.timings
-                        response.httpVersion = metrics.httpVersion
-                        return response
-                    }.mapError { $0 })
+            deadlineToken.map(Deadlines.shared.disarm)
+            finishingSink { [self] in
+                let collected = Result { () throws(NetworkError) in try sink.finish() }
+                if let error {
+                    continuation.resume(throwing: Self.attaching(head, to: Self.networkError(for: error)))
+                } else if let head {
+                    continuation.resume(
+                        with: collected.map { collected in
+                            var response = Self.httpResponse(head, body: collected.body, file: collected.file)
+                            response.timings = metrics.timings
+                            response.httpVersion = metrics.httpVersion
+                            return response
+                        }.mapError { $0 })
+                } else {
+                    continuation.resume(throwing: NetworkError(.transport, "The answer is not an HTTP response."))
+                }
+            }
+        }
+
+        /// Runs `body`, which finishes the sink, once the call has finished (nothing else
+        /// touches the sink then). A body in memory is finished at once; a download's last write
+        /// and `fsync` on one of Dispatch's shared threads, never on FoundationNetworking's work
+        /// thread (where Linux delegate methods run), which every session of the process shares.
+        private func finishingSink(_ body: @escaping @Sendable () -> Void) {
+            if sink.writesFile {
+                DispatchQueue.global().async(execute: body)
             } else {
-                continuation.resume(throwing: NetworkError(.transport, "The answer is not an HTTP response."))
+                body()
             }
         }
 
         /// An error with the status and headers of an answer that had begun, so a broken
         /// download can be resumed with its validator.
-        private static func attaching(_ head: HTTPURLResponse?, to error: NetworkError) -> NetworkError {
+        private static func attaching(_ head: Head?, to error: NetworkError) -> NetworkError {
             guard let head, error.status == nil else { return error }
             var error = error
-            error.status = head.statusCode
-            error.headers = headers(of: head)
+            error.status = head.status
+            error.headers = head.headers
             return error
         }
 
-        private static func headers(of head: HTTPURLResponse) -> HTTPHeaders {
-            var headers = HTTPHeaders()
-            for (name, value) in head.allHeaderFields {
-                headers.add(name: String(describing: name), value: String(describing: value))
+        /// An answer's status line and header, read out of `HTTPURLResponse` once.
+        private struct Head {
+            let status: Int
+            let headers: HTTPHeaders
+            let url: URL?
+
+            init(_ response: HTTPURLResponse) {
+                status = response.statusCode
+                url = response.url
+                var headers = HTTPHeaders()
+                for (name, value) in response.allHeaderFields {
+                    headers.add(
+                        name: name as? String ?? String(describing: name),
+                        value: value as? String ?? String(describing: value))
+                }
+                self.headers = headers
             }
-            return headers
         }
 
-        private static func httpResponse(_ head: HTTPURLResponse, body: Data, file: URL?) -> HTTPResponse {
-            var response = HTTPResponse(status: head.statusCode, headers: headers(of: head), body: body, url: head.url)
+        private static func httpResponse(_ head: Head, body: Data, file: URL?) -> HTTPResponse {
+            var response = HTTPResponse(status: head.status, headers: head.headers, body: body, url: head.url)
             response.bodyFile = file
             return response
         }

@@ -81,7 +81,9 @@ extension URLSessionTransport {
                 if let failure = challenge.failureResponse as? HTTPURLResponse {
                     call(for: task)?.complete(error: nil, override: failure)
                 }
-                completionHandler(.cancelAuthenticationChallenge, nil)
+                // FoundationNetworking cancels the task in the handler, which waits for its work
+                // thread: this thread (see `DelegateQueue`).
+                URLSessionTransport.cancelCalls.async { completionHandler(.cancelAuthenticationChallenge, nil) }
             #else
                 // Apple platforms: no credential is ever offered (default handling could answer
                 // Negotiate with the user's single sign-on, or a client certificate from the
@@ -127,47 +129,24 @@ extension URLSessionTransport {
 
 #if canImport(FoundationNetworking)
     extension URLSessionTransport {
-        /// The delegate queue on Linux: serial, with backpressure.
+        /// The delegate queue on Linux: every block runs at once, on the thread that adds it.
         ///
-        /// FoundationNetworking hands every 16 KB body piece to the delegate queue with
-        /// `addOperation` from its process-wide work thread and never waits. When the delegate
-        /// falls behind (a download written to a disk that stalls on writeback), pieces pile up
-        /// in memory: 1 GB downloads were seen to grow the process by 230–340 MB. Here
-        /// `addOperation` makes that thread wait while more than ``limit`` blocks are queued, so
-        /// libcurl stops reading the socket and TCP slows the server down instead. Each wait is
-        /// bounded (``maximumWait``), so a delegate block that itself waits for the work thread
-        /// (a cancel) can never deadlock.
+        /// FoundationNetworking adds its delegate calls from its process-wide work thread (in
+        /// order for each task) and never waits for them. Run there, they cost no thread
+        /// switch: an `OperationQueue` or a serial Dispatch queue adds one per callback, a
+        /// tenth of a small request's time on two cores. It also bounds memory: when the
+        /// delegate falls behind (a download written to a disk that stalls on writeback), the
+        /// work thread waits for it, so libcurl stops reading the socket and TCP slows the
+        /// server down, where a queue would pile up the 16 KB body pieces (1 GB downloads were
+        /// seen to grow the process by 230–340 MB).
         ///
-        /// The blocks run on a serial Dispatch queue of its own rather than through
-        /// `OperationQueue`: FoundationNetworking only ever calls `addOperation(_:)` with a
-        /// block, and swift-corelibs-foundation's `OperationQueue` under a flood of them (an
-        /// answer that never ends) was seen to stall for tens of seconds on its own lock, with
-        /// every `URLSession` in the process waiting behind it.
-        ///
-        /// `@unchecked Sendable`: `pending` is guarded by `condition`.
+        /// So every delegate method returns at once and never calls into the task or session
+        /// synchronously: `cancel()`, `suspend()` and `resume()` wait for the work thread, which
+        /// is the caller. Cancels go to ``URLSessionTransport/cancelCalls``, and so does the
+        /// answer to an authentication challenge (FoundationNetworking cancels the task in it).
         final class DelegateQueue: OperationQueue, @unchecked Sendable {
-            /// Queued blocks (about 1 MB of body pieces) above which the caller waits.
-            static let limit = 64
-            /// The longest one `addOperation` waits.
-            static let maximumWait = Duration.seconds(1)
-
-            private let serial = DispatchQueue(label: "Courier.URLSessionTransport.delegate")
-            private let condition = NSCondition()
-            private var pending = 0
-
             override func addOperation(_ block: @escaping @Sendable () -> Void) {
-                condition.withLock { pending += 1 }
-                serial.async { [self] in
-                    block()
-                    condition.withLock {
-                        pending -= 1
-                        if pending <= Self.limit { condition.broadcast() }
-                    }
-                }
-                condition.lock()
-                defer { condition.unlock() }
-                let deadline = Date(timeIntervalSinceNow: Self.maximumWait.seconds)
-                while pending > Self.limit, condition.wait(until: deadline) {}
+                block()
             }
         }
     }

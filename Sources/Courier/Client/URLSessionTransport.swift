@@ -155,7 +155,7 @@ public final class URLSessionTransport: Transport {
                     .tls, "URLSession cannot check certificate authorities or pins on Linux; use CurlTransport.")
             }
             // FoundationNetworking refuses every IPv6 literal host (URLError -1000).
-            if request.url.host?.contains(":") == true {
+            if request.url.host?.utf8.contains(UInt8(ascii: ":")) == true {
                 throw NetworkError(
                     .invalidRequest, "URLSession cannot reach an IPv6 literal host on Linux; use CurlTransport.")
             }

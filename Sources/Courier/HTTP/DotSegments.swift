@@ -10,7 +10,17 @@
 enum DotSegments {
     /// Whether `path` may hold a dot-segment (`/.` or `/%2E` somewhere).
     static func mayHoldDotSegment(_ path: String) -> Bool {
-        path.contains("/.") || path.contains("/%2E") || path.contains("/%2e")
+        // On the bytes: Foundation's `contains` goes through NSString, on every request's path.
+        let bytes = path.utf8
+        var rest = bytes[...]
+        while let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
+            rest = bytes[bytes.index(after: slash)...]
+            if rest.first == UInt8(ascii: ".") { return true }
+            if rest.starts(with: "%2".utf8), let last = rest.dropFirst(2).first, last | 0x20 == UInt8(ascii: "e") {
+                return true
+            }
+        }
+        return false
     }
 
     /// `path` without dot-segments. A path that does not start with `/` (or holds no

@@ -43,6 +43,13 @@ public struct HTTPRequest: Sendable {
         method: HTTPMethod, url: URL, query: Parameters = [:], headers: HTTPHeaders = [:],
         body: HTTPBody = .none, timeout: Duration = .seconds(30)
     ) {
+        // Most URLs carry neither: they are used as they are, without taking them apart (a URL
+        // relative to a base is taken apart as before, which keeps its relative part only).
+        guard url.baseURL != nil || url.query != nil || url.fragment != nil else {
+            self.init(
+                method: method, unqueriedURL: url, query: query, headers: headers, body: body, timeout: timeout)
+            return
+        }
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         var merged = Parameters()
         if let existing = components?.percentEncodedQuery {

@@ -129,6 +129,9 @@ final class ResponseBodySink {
         progress?.downloaded(received, of: expected)
     }
 
+    /// Whether the body goes to a file (so ``finish()`` writes and syncs it).
+    var writesFile: Bool { file != nil }
+
     /// Writes the gathered bytes to the file, if the body goes to one.
     private func flush() throws(NetworkError) {
         guard let file, !memory.isEmpty else { return }
@@ -224,10 +227,12 @@ extension HTTPHeaders {
         guard self["Transfer-Encoding"] == nil else { return nil }
         var length: Int64?
         for field in fields where field.name.caseInsensitiveEquals("Content-Length") {
-            for part in field.value.split(separator: ",") {
-                let text = part.trimmingCharacters(in: .whitespaces)
-                guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                    let value = Int64(text), length == nil || length == value
+            for part in field.value.utf8.split(separator: UInt8(ascii: ",")) {
+                // Optional whitespace is spaces and tabs (RFC 9110), trimmed on the bytes.
+                let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+                let digits = part.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+                guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy({ (0x30...0x39).contains($0) }),
+                    let value = Int64(String(decoding: digits, as: UTF8.self)), length == nil || length == value
                 else {
                     throw NetworkError(
                         .transport, "The answer's Content-Length is not one number, so its end cannot be told.")

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// How a request takes its URL apart, and how an answer's length is read.
+@Suite("HTTPRequest")
+struct HTTPRequestTests {
+    @Test("a URL's query moves into the parameters and its fragment is dropped; a plain URL is kept as it is")
+    func urlParts() throws {
+        let plain = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/v1/orders")!)
+        #expect(plain.url.absoluteString == "https://api.example.com/v1/orders")
+        #expect(plain.query.isEmpty)
+        let full = HTTPRequest(
+            method: .get, url: URL(string: "https://api.example.com/v1/orders?page=2#top")!, query: ["size": "10"])
+        #expect(full.url.absoluteString == "https://api.example.com/v1/orders")
+        #expect(full.query.items.map(\.name) == ["page", "size"])
+        let emptyQuery = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/v1/orders?#")!)
+        #expect(emptyQuery.url.absoluteString == "https://api.example.com/v1/orders")
+        #expect(try emptyQuery.wireURL().absoluteString == "https://api.example.com/v1/orders")
+    }
+
+    @Test("a URL relative to a base keeps only its relative part, and is refused as before")
+    func relativeURL() {
+        let base = URL(string: "https://api.example.com/v1/")!
+        for text in ["orders", "orders?page=1"] {
+            let request = HTTPRequest(method: .get, url: URL(string: text, relativeTo: base)!)
+            #expect(request.url.baseURL == nil, "\(text)")
+            #expect(throws: NetworkError.self, "\(text)") { try request.checkWireSafety() }
+        }
+    }
+
+    @Test(
+        "Content-Length: one number, spaces and tabs around it allowed",
+        arguments: [
+            ("5", 5), (" 5\t", 5), ("5, 5", 5), ("5,5,", 5), ("0", 0), ("9223372036854775807", Int64.max),
+        ] as [(String, Int64)])
+    func contentLength(_ value: String, _ expected: Int64) throws {
+        #expect(try HTTPHeaders(dictionaryLiteral: ("Content-Length", value)).contentLength() == expected)
+    }
+
+    @Test(
+        "Content-Length: anything else is refused",
+        arguments: [" ", "5 6", "5, 6", "+5", "-5", "5\u{0B}", "\u{A0}5", "5\r", "9223372036854775808", "0x10"])
+    func badContentLength(_ value: String) {
+        #expect(throws: NetworkError.self, "\(value.debugDescription)") {
+            try HTTPHeaders(dictionaryLiteral: ("Content-Length", value)).contentLength()
+        }
+    }
+}
