@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Courier
@@ -8,10 +7,13 @@ import Testing
 @Suite("Deadlines")
 struct DeadlinesTests {
     /// Counts the actions that ran, by name.
-    final class Fired: Sendable {
-        private let names = Mutex<[String]>([])
-        func record(_ name: String) { names.withLock { $0.append(name) } }
-        var all: [String] { names.withLock { $0 } }
+    ///
+    /// `@unchecked Sendable`: `names` is guarded by `lock` (`Mutex` needs iOS 18).
+    final class Fired: @unchecked Sendable {
+        private let lock = NSLock()
+        private var names: [String] = []
+        func record(_ name: String) { lock.withLock { names.append(name) } }
+        var all: [String] { lock.withLock { names } }
 
         /// Waits up to `timeout` for `count` actions.
         func wait(for count: Int, timeout: Duration = .seconds(5)) async -> [String] {
