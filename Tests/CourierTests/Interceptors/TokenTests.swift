@@ -50,10 +50,11 @@ import Testing
                 struct Token: Decodable, Sendable { let token: String }
                 return try await fetcher.send(Endpoint<Token>.post("token").skipping(.token)).token
             }
-            return (
-                NetworkClient(
-                    configuration: .init(baseURL: base, interceptors: [layer], transport: TestTransport.make())), layer
-            )
+            // 1,000 requests on 16 connections: under a sanitizer the last wait for most of 30 s.
+            let configuration = NetworkClient.Configuration(
+                baseURL: base, timeout: .seconds(30) * TestTiming.scale, interceptors: [layer],
+                transport: TestTransport.make())
+            return (NetworkClient(configuration: configuration), layer)
         }
     }
 
