@@ -50,7 +50,8 @@ import Testing
                 struct Token: Decodable, Sendable { let token: String }
                 return try await fetcher.send(Endpoint<Token>.post("token").skipping(.token)).token
             }
-            // 1,000 requests on 16 connections: under a sanitizer the last wait for most of 30 s.
+            // 1,000 requests share 16 connections: under a sanitizer the last of them wait most of
+            // the 30 s timeout.
             let configuration = NetworkClient.Configuration(
                 baseURL: base, timeout: .seconds(30) * TestTiming.scale, interceptors: [layer],
                 transport: TestTransport.make())

@@ -90,15 +90,15 @@ final class Counter: @unchecked Sendable {
     }
 }
 
-/// The transport the suite runs against: `COURIER_TEST_TRANSPORT=urlsession` or `curl` forces
-/// one; otherwise the library's default for this platform.
-/// How much slower than usual the suite runs: `COURIER_TEST_TIME_SCALE` (1 when unset), which
-/// `scripts/sanitize` sets for instrumented code. Deadlines that only guard against a hang grow
-/// by it; deadlines a test is about do not.
+/// How much slower than usual the suite runs: `COURIER_TEST_TIME_SCALE`, a whole number from 1
+/// (when unset), which `scripts/sanitize` sets for instrumented code. A test that gives requests
+/// a deadline only so that a hang ends multiplies it by this; a deadline a test is about stays.
 enum TestTiming {
-    static let scale = Int(ProcessInfo.processInfo.environment["COURIER_TEST_TIME_SCALE"] ?? "") ?? 1
+    static let scale = max(1, Int(ProcessInfo.processInfo.environment["COURIER_TEST_TIME_SCALE"] ?? "") ?? 1)
 }
 
+/// The transport the suite runs against: `COURIER_TEST_TRANSPORT=urlsession` or `curl` forces
+/// one; otherwise the library's default for this platform.
 enum TestTransport {
     /// Whether the suite runs on `URLSessionTransport`.
     static var isURLSession: Bool { ProcessInfo.processInfo.environment["COURIER_TEST_TRANSPORT"] == "urlsession" }
