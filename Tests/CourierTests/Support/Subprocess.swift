@@ -1,0 +1,98 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Runs a command to its end with `posix_spawn`, feeding its standard input and collecting its
+/// standard output.
+///
+/// Not Foundation's `Process`: on Linux, `Process.run()` before swift-corelibs-foundation pull
+/// request 5472 (Swift 6.3.1 among them) copies a whole 256-byte name out of each directory
+/// entry while it looks for descriptors to close, reading past the end of its buffer; now and
+/// then that crashes the test run ("Bad pointer dereference" in `Process.run()`).
+enum Subprocess {
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which its Swift
+    /// module does not declare.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+        {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+            else { return nil }
+            return unsafeBitCast(
+                symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }()
+
+    struct Failed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Runs `path` with `arguments`, writes `input` to its standard input (then closes it) and
+    /// returns what it wrote to its standard output. Its standard error is the test run's.
+    /// - Throws: ``Failed`` when it cannot start or does not exit with status 0.
+    static func run(_ path: String, _ arguments: [String], input: Data = Data()) throws -> Data {
+        var toChild: [Int32] = [-1, -1]
+        var fromChild: [Int32] = [-1, -1]
+        guard pipe(&toChild) == 0 else { throw Failed(description: "pipe: errno \(errno)") }
+        defer { for fd in toChild where fd >= 0 { close(fd) } }
+        guard pipe(&fromChild) == 0 else { throw Failed(description: "pipe: errno \(errno)") }
+        defer { for fd in fromChild where fd >= 0 { close(fd) } }
+        for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        // Every other descriptor of the test run (sockets among them) stays out of the child.
+        _ = Self.closeFrom?(&actions, 3)
+
+        let argv = ([path] + arguments).map { strdup($0) }
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv + [nil], environ)
+        guard spawned == 0 else { throw Failed(description: "\(path) did not start: error \(spawned)") }
+        close(toChild[0])
+        toChild[0] = -1
+        close(fromChild[1])
+        fromChild[1] = -1
+
+        // Written on a thread of its own, so a child that writes a lot before it reads cannot
+        // block both ends.
+        let inputClosed = DispatchSemaphore(value: 0)
+        let writer = Thread { [fd = toChild[1]] in
+            input.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written < 0, errno == EINTR { continue }
+                    guard written > 0 else { break }
+                    offset += written
+                }
+            }
+            close(fd)
+            inputClosed.signal()
+        }
+        toChild[1] = -1  // the writer closes it
+        writer.start()
+
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fromChild[0], &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            output.append(contentsOf: buffer[0..<count])
+        }
+        inputClosed.wait()
+
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        // Exited normally (no signal), with status 0.
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            throw Failed(description: "\(path) \(arguments.joined(separator: " ")) ended with wait status \(status)")
+        }
+        return output
+    }
+}
