@@ -108,8 +108,10 @@ public enum Redaction {
     private static func keyBeforeValue(in s: [Unicode.Scalar], at index: Int) -> (String, Int)? {
         if s[index] == "\"" {
             guard index == 0 || !isNameScalar(s[index - 1]) else { return nil }
+            // A key holds no `=`: quoted text with one is other text between two quotes
+            // (`"a token=x b": 1`), whose own pairs are read one by one.
             var end = index + 1
-            while end < s.count, s[end] != "\"", s[end] != "\n" { end += 1 }
+            while end < s.count, !"\"\n=".unicodeScalars.contains(s[end]) { end += 1 }
             guard end < s.count, s[end] == "\"" else { return nil }
             var colon = end + 1
             while colon < s.count, s[colon] == " " { colon += 1 }
@@ -125,11 +127,17 @@ public enum Redaction {
         return (String(String.UnicodeScalarView(s[index..<end])), end + 1)
     }
 
-    /// The end of a value: a quoted JSON string, a JSON object or array (to its matching
+    /// The end of a value: a quoted JSON string, one escaped inside another JSON string
+    /// (`\"token\":\"…\"`, a body logged as text), a JSON object or array (to its matching
     /// bracket, or the end of a truncated snippet), or text up to a separator.
     private static func endOfValue(in s: [Unicode.Scalar], from start: Int) -> Int {
         guard start < s.count else { return start }
         if s[start] == "\"" { return endOfString(in: s, from: start) }
+        if s[start] == "\\", start + 1 < s.count, s[start + 1] == "\"" {
+            var index = start + 2
+            while index + 1 < s.count, !(s[index] == "\\" && s[index + 1] == "\"") { index += 1 }
+            return min(index + 2, s.count)
+        }
         if s[start] == "{" || s[start] == "[" {
             var depth = 0
             var index = start

@@ -13,6 +13,10 @@ import Testing
             ("GET /x?apiKey=k1&q=tea", "GET /x?apiKey=<redacted>&q=tea"),
             (#"{"Session":{"id":1,"k":"}"},"page":2}"#, #"{"Session":<redacted>,"page":2}"#),
             (#"{"tokens":["a","b"],"x":1}"#, #"{"tokens":<redacted>,"x":1}"#),
+            // Found by the fuzz target: text between two quotes that only looks like a key, and
+            // JSON written inside a JSON string (a body logged as text).
+            (#"{"note token=abc": 1}"#, #"{"note token=<redacted>": 1}"#),
+            (#"{"body":"{\"token\":\"abc\",\"page\":1}"}"#, #"{"body":"{\"token\":<redacted>,\"page\":1}"}"#),
         ])
     func redacts(_ input: String, _ expected: String) {
         #expect(Redaction.redactText(input) == expected)
