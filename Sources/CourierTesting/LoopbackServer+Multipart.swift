@@ -66,11 +66,18 @@ extension LoopbackServer.Request {
             content: content)
     }
 
-    /// The value of `key="…"` in a header value.
+    /// The value of `key="…"` in a header value. Searched as bytes: as characters, a quote
+    /// followed by a combining mark would be one character, not a quote.
     private static func quoted(_ key: String, in value: String) -> String? {
-        guard let start = value.range(of: "; \(key)=\"") else { return nil }
-        let rest = value[start.upperBound...]
-        guard let end = rest.firstIndex(of: "\"") else { return nil }
-        return String(rest[..<end])
+        let bytes = Array(value.utf8)
+        let marker = Array("; \(key)=\"".utf8)
+        guard bytes.count >= marker.count,
+            let start = (0...(bytes.count - marker.count)).first(where: {
+                bytes[$0..<($0 + marker.count)].elementsEqual(marker)
+            })
+        else { return nil }
+        let rest = bytes[(start + marker.count)...]
+        guard let end = rest.firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return String(decoding: rest[..<end], as: UTF8.self)
     }
 }

@@ -15,9 +15,17 @@ import Foundation
 /// <bytes>\r\n
 /// --BOUNDARY--\r\n
 /// ```
-struct MultipartEncoder {
+package struct MultipartEncoder {
     let form: MultipartForm
     let cancellation: Blocking.Flag
+
+    init(form: MultipartForm, cancellation: Blocking.Flag) {
+        self.form = form
+        self.cancellation = cancellation
+    }
+
+    /// An encoder nothing cancels (for the fuzz target).
+    package init(form: MultipartForm) { self.init(form: form, cancellation: Blocking.Flag()) }
 
     /// The size of the pieces files are read in.
     static let chunkSize = 1 << 20
@@ -27,7 +35,7 @@ struct MultipartEncoder {
     /// A boundary was found in the content; start again with another.
     private struct Collision: Error {}
 
-    func encode() throws(NetworkError) -> PreparedBody {
+    package func encode() throws(NetworkError) -> PreparedBody {
         try form.validate()
         var fileLengths: [Int64] = []
         for file in form.files {
@@ -59,8 +67,14 @@ struct MultipartEncoder {
 
     // MARK: - Layout
 
+    /// `"` as `%22`, as browsers write it. Replaced by scalars: as characters, a quote
+    /// followed by a combining mark is not a quote, yet it is one on the wire.
     private static func escaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "\"", with: "%22")
+        var escaped = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "\"" { escaped.append(contentsOf: "%22".unicodeScalars) } else { escaped.append(scalar) }
+        }
+        return String(escaped)
     }
 
     private static func head(boundary: String, name: String, file: MultipartForm.File?) -> Data {
