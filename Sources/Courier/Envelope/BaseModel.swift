@@ -30,17 +30,7 @@ public struct BaseModel<T: Decodable & Sendable>: Decodable, Sendable {
     public init(from decoder: any Decoder) throws {
         let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
         let container = try decoder.container(keyedBy: EnvelopeKey.self)
-        let codeKey = EnvelopeKey(format.codeKey)
-        if let number = try? container.decode(Int.self, forKey: codeKey) {
-            code = number
-        } else if format.acceptsStringCodes, let text = try? container.decode(String.self, forKey: codeKey),
-            let number = Int(text.trimmingCharacters(in: .whitespaces))
-        {
-            code = number
-        } else {
-            // Let the decoder say precisely what is wrong (missing key or wrong type).
-            code = try container.decode(Int.self, forKey: codeKey)
-        }
+        code = try EnvelopeCode.read(from: container, format: format)
         message = try? container.decodeIfPresent(String.self, forKey: EnvelopeKey(format.messageKey))
         isSuccess = format.successCodes.contains(code)
         data = isSuccess ? try container.decodeIfPresent(T.self, forKey: EnvelopeKey(format.dataKey)) : nil
@@ -50,6 +40,31 @@ public struct BaseModel<T: Decodable & Sendable>: Decodable, Sendable {
 extension CodingUserInfoKey {
     /// The key under which a decoder's `userInfo` holds the ``EnvelopeFormat`` for ``BaseModel``.
     public static let envelopeFormat = CodingUserInfoKey(rawValue: "courier.envelopeFormat")!
+}
+
+/// Only an envelope's business code, read as ``BaseModel`` reads it: what the token, re-login
+/// and retry layers look at, so they see the code the caller gets.
+struct EnvelopeCode: Decodable {
+    let code: Int
+
+    init(from decoder: any Decoder) throws {
+        let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
+        code = try Self.read(from: decoder.container(keyedBy: EnvelopeKey.self), format: format)
+    }
+
+    /// The code under the format's key: an integer, or a numeric string when the format
+    /// accepts those.
+    static func read(from container: KeyedDecodingContainer<EnvelopeKey>, format: EnvelopeFormat) throws -> Int {
+        let codeKey = EnvelopeKey(format.codeKey)
+        if let number = try? container.decode(Int.self, forKey: codeKey) { return number }
+        if format.acceptsStringCodes, let text = try? container.decode(String.self, forKey: codeKey),
+            let number = Int(text.trimmingCharacters(in: .whitespaces))
+        {
+            return number
+        }
+        // Let the decoder say precisely what is wrong (missing key or wrong type).
+        return try container.decode(Int.self, forKey: codeKey)
+    }
 }
 
 /// A coding key made from any string.

@@ -2,23 +2,26 @@ import Foundation
 
 /// Reads fields of a JSON body without decoding a type: the business code that layers react to
 /// (re-login, token refresh), and the fields of error bodies.
-enum EnvelopeProbe {
+package enum EnvelopeProbe {
     /// The top-level object of a JSON body of at most 8 MB, or `nil`.
-    static func object(in body: Data) -> [String: Any]? {
+    package static func object(in body: Data) -> [String: Any]? {
         guard !body.isEmpty, body.count <= 8 << 20 else { return nil }
         return (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
     }
 
-    /// The code of the envelope in `body`, or `nil` when `body` is not a JSON object with an
-    /// integer (or, when the format allows, numeric string) code under the format's key.
-    static func code(in body: Data, format: EnvelopeFormat) -> Int? {
-        guard let object = object(in: body) else { return nil }
-        return integer(object[format.codeKey], allowingStrings: format.acceptsStringCodes)
+    /// The code of the envelope in `body` as ``BaseModel`` reads it, or `nil` when `body` (of
+    /// at most 8 MB) is not a JSON object with an integer (or, when the format allows, numeric
+    /// string) code under the format's key.
+    package static func code(in body: Data, format: EnvelopeFormat) -> Int? {
+        guard !body.isEmpty, body.count <= 8 << 20 else { return nil }
+        let decoder = JSONDecoder()
+        decoder.userInfo[.envelopeFormat] = format
+        return try? decoder.decode(EnvelopeCode.self, from: body).code
     }
 
     /// An integer from a JSON number or a numeric string; `nil` for anything else, including a
     /// number that is not an integer exactly (`1.5`, `1e300`) and `true`.
-    static func integer(_ value: Any?, allowingStrings: Bool = true) -> Int? {
+    static func integer(_ value: Any?) -> Int? {
         switch value {
         case let number as NSNumber:
             // A JSON `true` is a number too ("c", a C char); a code never is a boolean.
@@ -26,7 +29,7 @@ enum EnvelopeProbe {
             // Past Int64 or with a fraction, `int64Value` is some other number: no code at all.
             let integer = number.int64Value
             return number.isEqual(to: NSNumber(value: integer)) ? Int(exactly: integer) : nil
-        case let text as String where allowingStrings: return Int(text.trimmingCharacters(in: .whitespaces))
+        case let text as String: return Int(text.trimmingCharacters(in: .whitespaces))
         default: return nil
         }
     }

@@ -95,5 +95,11 @@ private struct Tracer: Interceptor {
         #expect(context.businessCode(in: .json(#"{"result":"99"}"#)) == 99)
         #expect(context.businessCode(in: .json(#"{"code":99}"#)) == nil)
         #expect(context.businessCode(in: HTTPResponse(status: 200, body: Data("<html>".utf8))) == nil)
+        // The code BaseModel reads, whatever else the body holds (a message that is not UTF-8:
+        // found by the fuzz target), so the re-login layer sees the 99 the caller would get.
+        var body = Data(#"{"result":99,"msg":"bad "#.utf8)
+        body.append(contentsOf: [0xEF, 0x6B])
+        body.append(contentsOf: Data(#""}"#.utf8))
+        #expect(context.businessCode(in: HTTPResponse(status: 200, body: body)) == 99)
     }
 }
