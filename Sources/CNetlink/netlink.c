@@ -44,8 +44,26 @@ int courier_netlink_wait(int monitor_fd, int stop_fd) {
     }
 }
 
+typedef void (*message_handler)(struct nlmsghdr *, void *);
+
+/// Reads one received batch of a dump: calls `handle` for each message of `sequence`. Returns 1
+/// when the dump ended, -1 for an error message (errno EIO), 0 when more is to come.
+static int read_batch(void *buffer, int length, unsigned int sequence, message_handler handle, void *context) {
+    int remaining = length;
+    for (struct nlmsghdr *message = buffer; NLMSG_OK(message, remaining); message = NLMSG_NEXT(message, remaining)) {
+        if (message->nlmsg_seq != sequence) continue;
+        if (message->nlmsg_type == NLMSG_DONE) return 1;
+        if (message->nlmsg_type == NLMSG_ERROR) {
+            errno = EIO;
+            return -1;
+        }
+        handle(message, context);
+    }
+    return 0;
+}
+
 /// Sends a dump request of `type` and calls `handle` for each message of the answer.
-static int dump(int fd, int type, unsigned int sequence, void (*handle)(struct nlmsghdr *, void *), void *context) {
+static int dump(int fd, int type, unsigned int sequence, message_handler handle, void *context) {
     struct {
         struct nlmsghdr header;
         struct rtgenmsg body;
@@ -57,22 +75,14 @@ static int dump(int fd, int type, unsigned int sequence, void (*handle)(struct n
     request.header.nlmsg_seq = sequence;
     request.body.rtgen_family = AF_UNSPEC;
     if (send(fd, &request, request.header.nlmsg_len, 0) < 0) return -1;
-    char buffer[32768];
+    // Aligned for the message headers read in place.
+    _Alignas(struct nlmsghdr) char buffer[32768];
     for (;;) {
         ssize_t length = recv(fd, buffer, sizeof buffer, 0);
         if (length < 0 && errno == EINTR) continue;
         if (length <= 0) return -1;
-        int remaining = (int)length;
-        for (struct nlmsghdr *message = (struct nlmsghdr *)buffer; NLMSG_OK(message, remaining);
-             message = NLMSG_NEXT(message, remaining)) {
-            if (message->nlmsg_seq != sequence) continue;
-            if (message->nlmsg_type == NLMSG_DONE) return 0;
-            if (message->nlmsg_type == NLMSG_ERROR) {
-                errno = EIO;
-                return -1;
-            }
-            handle(message, context);
-        }
+        int status = read_batch(buffer, (int)length, sequence, handle, context);
+        if (status != 0) return status > 0 ? 0 : -1;
     }
 }
 
@@ -169,13 +179,26 @@ static void handle_route(struct nlmsghdr *message, void *context) {
             if (entry) entry->default_route = 1;
         } else if (attribute->rta_type == RTA_MULTIPATH) {
             // A default route over several paths (ECMP) names its interfaces in its next hops.
+            // RTNH_OK reads a hop's length before checking that a hop fits in what is left.
             int hops = (int)RTA_PAYLOAD(attribute);
-            for (struct rtnexthop *hop = RTA_DATA(attribute); RTNH_OK(hop, hops);
-                 hops -= NLMSG_ALIGN(hop->rtnh_len), hop = RTNH_NEXT(hop)) {
+            for (struct rtnexthop *hop = RTA_DATA(attribute); hops >= (int)sizeof *hop && RTNH_OK(hop, hops);
+                 hops -= RTNH_ALIGN(hop->rtnh_len), hop = RTNH_NEXT(hop)) {
                 interface *entry = find(state, hop->rtnh_ifindex);
                 if (entry) entry->default_route = 1;
             }
         }
+    }
+}
+
+/// What a finished scan says, into `result`.
+static void summarize(const scan *state, courier_net_state *result) {
+    memset(result, 0, sizeof *result);
+    result->default_route = state->any_default_route;
+    for (size_t at = 0; at < state->count; at++) {
+        const interface *entry = &state->interfaces[at];
+        if (!entry->up || entry->loopback || !entry->addressed) continue;
+        result->usable_interfaces += 1;
+        if (entry->default_route) result->online = 1;
     }
 }
 
@@ -190,22 +213,37 @@ int courier_netlink_snapshot(courier_net_state *result) {
     int saved = state.out_of_memory ? ENOMEM : errno;
     if (state.out_of_memory) status = -1;
     close(fd);
-    if (status == 0) {
-        memset(result, 0, sizeof *result);
-        result->default_route = state.any_default_route;
-        for (size_t at = 0; at < state.count; at++) {
-            const interface *entry = &state.interfaces[at];
-            if (!entry->up || entry->loopback || !entry->addressed) continue;
-            result->usable_interfaces += 1;
-            if (entry->default_route) result->online = 1;
-        }
-    }
+    if (status == 0) summarize(&state, result);
     free(state.interfaces);
     if (status != 0) {
         errno = saved;
         return -1;
     }
     return 0;
+}
+
+/// One batch copied to memory aligned for message headers, then read as a dump would read it.
+static int read_copy(const void *bytes, size_t length, unsigned int sequence, message_handler handle, scan *state) {
+    if (length > 1 << 20) return -1;
+    void *copy = malloc(length ? length : 1);
+    if (!copy) return -1;
+    memcpy(copy, bytes, length);
+    int status = read_batch(copy, (int)length, sequence, handle, state);
+    free(copy);
+    return status;
+}
+
+int courier_netlink_evaluate(const void *links, size_t links_length, const void *addresses, size_t addresses_length,
+                             const void *routes, size_t routes_length, courier_net_state *result) {
+    scan state;
+    memset(&state, 0, sizeof state);
+    int status = read_copy(links, links_length, 1, handle_link, &state);
+    if (status >= 0) status = read_copy(addresses, addresses_length, 2, handle_address, &state);
+    if (status >= 0) status = read_copy(routes, routes_length, 3, handle_route, &state);
+    if (state.out_of_memory) status = -1;
+    if (status >= 0) summarize(&state, result);
+    free(state.interfaces);
+    return status < 0 ? -1 : 0;
 }
 
 int courier_enter_network_namespace(const char *path) {

@@ -4,6 +4,7 @@
 #define COURIER_CNETLINK_H
 
 #ifdef __linux__
+#include <stddef.h>
 
 /// What the kernel's routing tables say about connectivity.
 typedef struct {
@@ -26,6 +27,12 @@ int courier_netlink_wait(int monitor_fd, int stop_fd);
 /// Reads the current links, addresses and routes through a fresh netlink socket.
 /// Returns 0, or -1 with errno set.
 int courier_netlink_snapshot(courier_net_state *state);
+
+/// What three dump answers (links, addresses and routes, sequence numbers 1, 2 and 3, one batch
+/// each) say, read as `courier_netlink_snapshot` reads the kernel's: for fuzzing and tests,
+/// without a socket. Returns 0, or -1 for an error message, a batch over 1 MB or no memory.
+int courier_netlink_evaluate(const void *links, size_t links_length, const void *addresses, size_t addresses_length,
+                             const void *routes, size_t routes_length, courier_net_state *result);
 
 /// Moves the calling thread into the network namespace at `path` (for example
 /// /var/run/netns/NAME). Returns 0, or -1 with errno set.
