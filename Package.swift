@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
         .executable(name: "courier-demo", targets: ["CourierDemo"]),
         .executable(name: "courier-benchmarks", targets: ["CourierBenchmarks"]),
+        .executable(name: "courier-fuzz", targets: ["CourierFuzz"]),
     ],
     targets: [
         // Linux reachability: the rtnetlink headers Glibc's Swift module does not expose.
@@ -27,6 +28,16 @@ let package = Package(
         .target(name: "CourierTesting", dependencies: ["Courier"]),
         .executableTarget(name: "CourierDemo", dependencies: ["Courier", "CourierTesting"]),
         .executableTarget(name: "CourierBenchmarks", dependencies: ["Courier", "CourierTesting"], path: "Benchmarks"),
+        // Fuzz targets for every parser of untrusted bytes (scripts/fuzz); libFuzzer's driver is
+        // linked only in a -sanitize=fuzzer build, and an ordinary build replays inputs.
+        .target(name: "CFuzzDriver", path: "Fuzz/Driver"),
+        .executableTarget(
+            name: "CourierFuzz",
+            dependencies: [
+                "Courier", "CourierTesting", "CFuzzDriver",
+                .target(name: "CNetlink", condition: .when(platforms: [.linux])),
+            ],
+            path: "Fuzz/Targets"),
         .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -15,6 +15,15 @@ extension LoopbackServer {
         /// Whether the body arrived with `Transfer-Encoding: chunked`.
         public var wasChunked: Bool
 
+        /// A request as if received (for the fuzz targets, which read bodies without a server).
+        package init(method: String, target: String, headers: HTTPHeaders, body: Data, wasChunked: Bool = false) {
+            self.method = method
+            self.target = target
+            self.headers = headers
+            self.body = body
+            self.wasChunked = wasChunked
+        }
+
         /// The path part of ``target``, still percent-encoded.
         public var path: String {
             String(target[..<(target.firstIndex(of: "?") ?? target.endIndex)])

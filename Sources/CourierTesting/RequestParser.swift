@@ -9,17 +9,17 @@ import Foundation
 /// Requests are framed as RFC 9112 says, with the ambiguous cases refused (the ones request
 /// smuggling relies on): two different `Content-Length` values, `Content-Length` with
 /// `Transfer-Encoding`, a transfer coding other than `chunked`.
-struct RequestParser {
+package struct RequestParser {
     /// A request head: the request line and the header fields.
-    struct Head: Sendable, Hashable {
-        var method: String
-        var target: String
-        var version: String
-        var headers: HTTPHeaders
+    package struct Head: Sendable, Hashable {
+        package var method: String
+        package var target: String
+        package var version: String
+        package var headers: HTTPHeaders
     }
 
     /// What the bytes fed so far make.
-    enum Event: Equatable {
+    package enum Event: Equatable {
         /// A request head arrived; its body (if any) follows.
         case head(Head)
         /// The body of the request whose head came last arrived in full (de-chunked).
@@ -53,13 +53,13 @@ struct RequestParser {
     private var body: [UInt8] = []
     private var trailerBytes = 0
 
-    init(maximumHeadSize: Int = 64 * 1024, maximumBodySize: Int64 = 1 << 31) {
+    package init(maximumHeadSize: Int = 64 * 1024, maximumBodySize: Int64 = 1 << 31) {
         self.maximumHeadSize = maximumHeadSize
         self.maximumBodySize = maximumBodySize
     }
 
     /// Whether the parser gave up on malformed input.
-    var hasFailed: Bool {
+    package var hasFailed: Bool {
         if case .failed = state { return true }
         return false
     }
@@ -74,7 +74,7 @@ struct RequestParser {
     }
 
     /// Adds bytes that arrived.
-    mutating func feed(_ bytes: some Collection<UInt8>) {
+    package mutating func feed(_ bytes: some Collection<UInt8>) {
         guard !hasFailed else { return }
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeFirst(start)
@@ -84,7 +84,7 @@ struct RequestParser {
     }
 
     /// The next event the bytes fed so far make, or `nil` when more bytes are needed.
-    mutating func next() -> Event? {
+    package mutating func next() -> Event? {
         while true {
             switch state {
             case .failed:

@@ -3,11 +3,11 @@
 
     /// One header line as libcurl delivers it (with its CR LF): a status line, a field, or the
     /// blank line that ends a head.
-    struct CurlHeaderLine {
+    package struct CurlHeaderLine {
         private let bytes: UnsafeRawBufferPointer
         private let end: Int
 
-        init(_ bytes: UnsafeRawBufferPointer) {
+        package init(_ bytes: UnsafeRawBufferPointer) {
             self.bytes = bytes
             var end = bytes.count
             while end > 0, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
@@ -18,10 +18,10 @@
             byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
         }
 
-        var isBlank: Bool { end == 0 }
+        package var isBlank: Bool { end == 0 }
 
         /// The status of an `HTTP/x y reason` line.
-        var statusCode: Int? {
+        package var statusCode: Int? {
             guard end >= 5, bytes[0] == 0x48, bytes[1] == 0x54, bytes[2] == 0x54, bytes[3] == 0x50, bytes[4] == 0x2F,
                 let space = (5..<end).first(where: { bytes[$0] == 0x20 })
             else { return nil }
@@ -36,13 +36,13 @@
         }
 
         /// The version of an `HTTP/x y reason` line: `1.1`, `2`, …
-        var httpVersion: String? {
+        package var httpVersion: String? {
             guard statusCode != nil, let space = (5..<end).first(where: { bytes[$0] == 0x20 }) else { return nil }
             return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[5..<space]), as: UTF8.self)
         }
 
         /// The name and value of a `Name: value` line.
-        var field: (String, String)? {
+        package var field: (String, String)? {
             guard let colon = (0..<end).first(where: { bytes[$0] == 0x3A }), colon > 0 else { return nil }
             var start = colon + 1
             while start < end, Self.isWhitespace(bytes[start]) { start += 1 }

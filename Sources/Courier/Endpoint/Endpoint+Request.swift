@@ -25,9 +25,9 @@ extension Endpoint {
 }
 
 /// Joins endpoint paths to a base URL.
-enum URLJoiner {
+package enum URLJoiner {
     /// A base URL taken apart once per client, so each request only appends its path.
-    struct Base: Sendable {
+    package struct Base: Sendable {
         /// The base without query or fragment, as written.
         let text: String
         /// ``text`` without trailing slashes.
@@ -37,7 +37,7 @@ enum URLJoiner {
         /// Whether the base is an `http(s)` URL.
         let isHTTP: Bool
 
-        init(_ url: URL) {
+        package init(_ url: URL) {
             let (part, query) = URLJoiner.split(url.absoluteString)
             text = String(part)
             var trimmed = text
@@ -51,7 +51,7 @@ enum URLJoiner {
     /// Joins `path` to the base with exactly one `/`, or parses `path` alone when it is an
     /// absolute `http(s)` URL. Queries of the base URL and the path are returned in order; a
     /// fragment is dropped (it never goes to a server).
-    static func join(base: Base, path: String) throws(NetworkError) -> (url: URL, query: Parameters) {
+    package static func join(base: Base, path: String) throws(NetworkError) -> (url: URL, query: Parameters) {
         let (pathPart, pathQuery) = split(path)
         let isAbsolute = hasHTTPScheme(pathPart)
         var query = Parameters()

@@ -1,0 +1,21 @@
+import Foundation
+
+/// One fuzz target: reads an input and traps when a promised property does not hold.
+struct FuzzTarget: Sendable {
+    let name: String
+    /// What it checks, beyond "no crash".
+    let summary: String
+    let check: @Sendable (UnsafeRawBufferPointer) -> Void
+
+    static let all: [FuzzTarget] = parsingTargets + bodyTargets + platformTargets
+}
+
+/// Traps with `message` unless `condition` holds: libFuzzer keeps the input.
+func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError("property violated: \(message())") }
+}
+
+/// An input cut into pieces at NUL bytes, each read as UTF-8 (invalid bytes become U+FFFD).
+func texts(_ input: UnsafeRawBufferPointer) -> [String] {
+    input.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+}

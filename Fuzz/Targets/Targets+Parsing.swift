@@ -1,0 +1,93 @@
+import Courier
+import Foundation
+
+extension FuzzTarget {
+    static let parsingTargets: [FuzzTarget] = [
+        FuzzTarget(
+            name: "envelope",
+            summary: "the envelope probe (re-login, retry) and BaseModel decoding read the same code from any body",
+            check: envelope),
+        FuzzTarget(
+            name: "parameters",
+            summary:
+                "parameters and percent-encoding round-trip; decoding what was decoded and encoded changes nothing",
+            check: parameters),
+        FuzzTarget(
+            name: "url-join",
+            summary: "a relative endpoint path never leaves the base URL's scheme, host, port or user",
+            check: urlJoin),
+        FuzzTarget(
+            name: "redaction",
+            summary: "a secret under a secret name, or in a URL's user info, never survives redaction",
+            check: redaction),
+    ]
+
+    private static func envelope(_ input: UnsafeRawBufferPointer) {
+        let body = Data(input)
+        let probed = EnvelopeProbe.code(in: body, format: .standard)
+        let decoder = JSONDecoder()
+        decoder.userInfo[.envelopeFormat] = EnvelopeFormat.standard
+        guard let model = try? decoder.decode(BaseModel<EmptyResponse>.self, from: body) else { return }
+        require(probed == model.code, "BaseModel read code \(model.code), the probe \(String(describing: probed))")
+        require(model.isSuccess == (model.code == 0), "isSuccess \(model.isSuccess) for code \(model.code)")
+    }
+
+    private static func parameters(_ input: UnsafeRawBufferPointer) {
+        let pieces = texts(input)
+        for piece in pieces {
+            let decoded = PercentEncoding.decode(PercentEncoding.encode(piece))
+            require(
+                decoded == piece, "percent round trip of \(piece.debugDescription) gave \(decoded.debugDescription)")
+        }
+        var built = Parameters()
+        for index in stride(from: 0, to: pieces.count - 1, by: 2) { built.append(pieces[index], pieces[index + 1]) }
+        let parsed = Parameters.decoding(Substring(built.encoded))
+        require(parsed == built, "\(built.encoded.debugDescription) decoded to other parameters")
+        // Whatever a server or a user wrote: decoding is stable once the text was taken in.
+        let text = String(decoding: input, as: UTF8.self)
+        let once = Parameters.decoding(Substring(text))
+        let twice = Parameters.decoding(Substring(once.encoded))
+        require(twice == once, "\(text.debugDescription) decodes differently after \(once.encoded.debugDescription)")
+    }
+
+    private static let base = URLJoiner.Base(URL(string: "https://api.example.com:8443/v1/?lang=en")!)
+
+    private static func urlJoin(_ input: UnsafeRawBufferPointer) {
+        let path = String(decoding: input, as: UTF8.self)
+        guard let (url, _) = try? URLJoiner.join(base: base, path: path) else { return }
+        let lowered = path.prefix(8).lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            require(["http", "https"].contains(url.scheme?.lowercased() ?? ""), "\(path.debugDescription) gave \(url)")
+            return
+        }
+        // `url.path` is empty when an escape decodes to bytes that are not UTF-8: compare the text.
+        require(
+            url.absoluteString.hasPrefix("https://api.example.com:8443/v1") && url.host == "api.example.com"
+                && url.port == 8443 && url.user == nil && url.password == nil,
+            "the relative path \(path.debugDescription) gave \(url.absoluteString.debugDescription)")
+    }
+
+    private static let secret = "Zq7Secret9Value"
+
+    private static func redaction(_ input: UnsafeRawBufferPointer) {
+        let text = String(decoding: input, as: UTF8.self)
+        // Text with quotes is tried only when it is JSON: in other text a quote left open can
+        // pair with a planted one, and redaction reads such text as best it can.
+        guard !text.contains(secret),
+            !text.contains("\"")
+                || (try? JSONSerialization.jsonObject(with: Data(input), options: .fragmentsAllowed)) != nil
+        else { return }
+        let planted = [
+            "token=\(secret)", "access_token=\(secret)&page=1", "\"password\": \"\(secret)\"", "\"sign\":\(secret)",
+            #"\"token\":\"\#(secret)\""#, "https://ann:\(secret)@example.com/",
+            "https%3A%2F%2Fann%3A\(secret)%40example.com",
+        ]
+        for shape in planted {
+            for sample in [text + " " + shape, shape + " " + text, text + " " + shape + " " + text] {
+                let redacted = Redaction.redactText(sample)
+                require(
+                    !redacted.contains(secret), "\(sample.debugDescription) redacted to \(redacted.debugDescription)")
+            }
+        }
+    }
+}
