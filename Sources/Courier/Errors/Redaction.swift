@@ -36,10 +36,14 @@ public enum Redaction {
         var output = String.UnicodeScalarView()
         var index = 0
         while index < scalars.count {
-            if let (name, valueStart) = keyBeforeValue(in: scalars, at: index), isSecret(name, extra: extra) {
-                output.append(contentsOf: scalars[index..<valueStart])
+            if let key = keyBeforeValue(in: scalars, at: index), isSecret(key.name, extra: extra) {
+                // A quoted key may hold pairs of its own (`"a token=x b": 1`).
+                let keyText = String(String.UnicodeScalarView(scalars[key.text]))
+                output.append(contentsOf: scalars[index..<key.text.lowerBound])
+                output.append(contentsOf: redactText(keyText, extra: extra).unicodeScalars)
+                output.append(contentsOf: scalars[key.text.upperBound..<key.valueStart])
                 output.append(contentsOf: placeholder.unicodeScalars)
-                index = endOfValue(in: scalars, from: valueStart)
+                index = endOfValue(in: scalars, from: key.valueStart)
             } else {
                 output.append(scalars[index])
                 index += 1
@@ -104,27 +108,36 @@ public enum Redaction {
         return nil
     }
 
-    /// When a key starts at `index` (`"key":` or `key=`), returns the key and where its value starts.
-    private static func keyBeforeValue(in s: [Unicode.Scalar], at index: Int) -> (String, Int)? {
+    /// When a key starts at `index` (`"key":`, `\"key\":` inside a JSON string, or `key=`):
+    /// its name, where its text is, and where its value starts.
+    private static func keyBeforeValue(in s: [Unicode.Scalar], at index: Int)
+        -> (name: String, text: Range<Int>, valueStart: Int)?
+    {
         if s[index] == "\"" {
             guard index == 0 || !isNameScalar(s[index - 1]) else { return nil }
-            // A key holds no `=`: quoted text with one is other text between two quotes
-            // (`"a token=x b": 1`), whose own pairs are read one by one.
             var end = index + 1
-            while end < s.count, !"\"\n=".unicodeScalars.contains(s[end]) { end += 1 }
+            while end < s.count, s[end] != "\"", s[end] != "\n" { end += 1 }
             guard end < s.count, s[end] == "\"" else { return nil }
             var colon = end + 1
-            while colon < s.count, s[colon] == " " { colon += 1 }
+            while colon < s.count, isBlank(s[colon]) { colon += 1 }
             guard colon < s.count, s[colon] == ":" else { return nil }
             var value = colon + 1
-            while value < s.count, s[value] == " " { value += 1 }
-            return (String(String.UnicodeScalarView(s[(index + 1)..<end])), value)
+            while value < s.count, isBlank(s[value]) { value += 1 }
+            // Inside a JSON string the closing quote is escaped: `\"pin\"` names `pin`.
+            let escaped = index > 0 && s[index - 1] == "\\" && end > index + 1 && s[end - 1] == "\\"
+            let text = (index + 1)..<(escaped ? end - 1 : end)
+            return (String(String.UnicodeScalarView(s[text])), text, value)
         }
         guard isNameScalar(s[index]), index == 0 || !isNameScalar(s[index - 1]) else { return nil }
         var end = index
         while end < s.count, isNameScalar(s[end]) { end += 1 }
         guard end < s.count, s[end] == "=" else { return nil }
-        return (String(String.UnicodeScalarView(s[index..<end])), end + 1)
+        return (String(String.UnicodeScalarView(s[index..<end])), index..<end, end + 1)
+    }
+
+    /// Space, tab or a line break (around a JSON key's colon).
+    private static func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r"
     }
 
     /// The end of a value: a quoted JSON string, one escaped inside another JSON string
@@ -133,11 +146,7 @@ public enum Redaction {
     private static func endOfValue(in s: [Unicode.Scalar], from start: Int) -> Int {
         guard start < s.count else { return start }
         if s[start] == "\"" { return endOfString(in: s, from: start) }
-        if s[start] == "\\", start + 1 < s.count, s[start + 1] == "\"" {
-            var index = start + 2
-            while index + 1 < s.count, !(s[index] == "\\" && s[index + 1] == "\"") { index += 1 }
-            return min(index + 2, s.count)
-        }
+        if s[start] == "\\", start + 1 < s.count, s[start + 1] == "\"" { return endOfEscapedString(in: s, from: start) }
         if s[start] == "{" || s[start] == "[" {
             var depth = 0
             var index = start
@@ -157,6 +166,25 @@ public enum Redaction {
         var index = start
         while index < s.count, !"&,}] \n\r\t;\"".unicodeScalars.contains(s[index]) { index += 1 }
         return index
+    }
+
+    /// The index just past the JSON string written inside another JSON string that starts at
+    /// `start` (`\"…\"`): each `\\` there is a backslash of the inner string, each `\"` a quote,
+    /// which ends it unless an inner backslash escapes it (`\"p\\\"ss\"` is `p"ss`).
+    private static func endOfEscapedString(in s: [Unicode.Scalar], from start: Int) -> Int {
+        var index = start + 2
+        var innerEscape = false
+        while index + 1 < s.count {
+            guard s[index] == "\\" else {
+                innerEscape = false
+                index += 1
+                continue
+            }
+            if s[index + 1] == "\"", !innerEscape { return index + 2 }
+            innerEscape = s[index + 1] == "\\" && !innerEscape
+            index += 2
+        }
+        return s.count
     }
 
     /// The index just past the JSON string that starts at `start`.

@@ -13,10 +13,13 @@ import Testing
             ("GET /x?apiKey=k1&q=tea", "GET /x?apiKey=<redacted>&q=tea"),
             (#"{"Session":{"id":1,"k":"}"},"page":2}"#, #"{"Session":<redacted>,"page":2}"#),
             (#"{"tokens":["a","b"],"x":1}"#, #"{"tokens":<redacted>,"x":1}"#),
-            // Found by the fuzz target: text between two quotes that only looks like a key, and
-            // JSON written inside a JSON string (a body logged as text).
-            (#"{"note token=abc": 1}"#, #"{"note token=<redacted>": 1}"#),
+            // Found by the fuzz target: a key holding a pair of its own, and JSON written inside
+            // a JSON string (a body logged as text), also with an escaped quote in the value.
+            (#"{"note token=abc": 1}"#, #"{"note token=<redacted>": <redacted>}"#),
+            (#"{"sign=v2": "S"}"#, #"{"sign=<redacted>": <redacted>}"#),
             (#"{"body":"{\"token\":\"abc\",\"page\":1}"}"#, #"{"body":"{\"token\":<redacted>,\"page\":1}"}"#),
+            (#"{"body":"{\"password\":\"p\\\"ss\",\"page\":1}"}"#, #"{"body":"{\"password\":<redacted>,\"page\":1}"}"#),
+            ("{\"token\":\t\"abc\"}", "{\"token\":\t<redacted>}"),
         ])
     func redacts(_ input: String, _ expected: String) {
         #expect(Redaction.redactText(input) == expected)
@@ -30,6 +33,9 @@ import Testing
         #expect(secret.allSatisfy { Redaction.isSecret($0) })
         #expect(!["page", "deviceId", "version", "os", "title"].contains { Redaction.isSecret($0) })
         #expect(Redaction.isSecret("idCard", extra: ["idcard"]))
+        #expect(
+            Redaction.redactText(#"{"body":"{\"pin\":\"1234\"}"}"#, extra: ["pin"])
+                == #"{"body":"{\"pin\":<redacted>}"}"#)
     }
 
     @Test(
