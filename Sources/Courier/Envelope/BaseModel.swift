@@ -42,8 +42,8 @@ extension CodingUserInfoKey {
     public static let envelopeFormat = CodingUserInfoKey(rawValue: "courier.envelopeFormat")!
 }
 
-/// Only an envelope's business code, read as ``BaseModel`` reads it: what the token, re-login
-/// and retry layers look at, so they see the code the caller gets.
+/// Only an envelope's business code, read as ``BaseModel`` reads it: what the token and
+/// re-login layers look at, so they see the code the caller gets.
 struct EnvelopeCode: Decodable {
     let code: Int
 

@@ -14,14 +14,19 @@ import Foundation
 public struct ResponseDecoding<Response: Sendable>: Sendable {
     /// Whether the answer's media type is checked (JSON bodies only).
     let checksContentType: Bool
-    let decode: @Sendable (HTTPResponse, DecodingContext) throws(NetworkError) -> Response
+    package let decode: @Sendable (HTTPResponse, DecodingContext) throws(NetworkError) -> Response
 }
 
 /// What decoding needs from the client.
-struct DecodingContext: Sendable {
+package struct DecodingContext: Sendable {
     /// Decodes JSON; its `userInfo` holds the envelope format.
     let decoder: JSONDecoder
     let envelope: EnvelopeFormat
+
+    package init(decoder: JSONDecoder, envelope: EnvelopeFormat) {
+        self.decoder = decoder
+        self.envelope = envelope
+    }
 }
 
 extension ResponseDecoding where Response: Decodable {
@@ -95,7 +100,11 @@ private func decodeJSON<T: Decodable>(_ type: T.Type, from body: Data, _ decoder
     throws(NetworkError) -> T
 {
     do {
-        return try decoder.decode(type, from: body)
+        // Foundation's JSON5 reader ends the process on bytes that are not UTF-8 in a key
+        // instead of throwing (found by the fuzz target): it reads them replaced, as the token
+        // and re-login layers do.
+        let text = decoder.allowsJSON5 ? Data(String(decoding: body, as: UTF8.self).utf8) : body
+        return try decoder.decode(type, from: text)
     } catch {
         let typeName = String(describing: T.self)
         var failure = NetworkError(.decodingFailed, "The body could not be decoded as \(typeName).", underlying: error)

@@ -4,19 +4,22 @@ import Foundation
 /// (re-login, token refresh), and the fields of error bodies.
 package enum EnvelopeProbe {
     /// The top-level object of a JSON body of at most 8 MB, or `nil`.
-    package static func object(in body: Data) -> [String: Any]? {
+    static func object(in body: Data) -> [String: Any]? {
         guard !body.isEmpty, body.count <= 8 << 20 else { return nil }
         return (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
     }
 
-    /// The code of the envelope in `body` as ``BaseModel`` reads it, or `nil` when `body` (of
-    /// at most 8 MB) is not a JSON object with an integer (or, when the format allows, numeric
-    /// string) code under the format's key.
-    package static func code(in body: Data, format: EnvelopeFormat) -> Int? {
+    /// The code of the envelope in `body` as ``BaseModel`` reads it with `decoder` (whose
+    /// `userInfo` holds the format), or `nil` when `body` (of at most 8 MB) is not a JSON object
+    /// with an integer (or, when the format allows, numeric string) code under the format's key.
+    ///
+    /// Bytes that are not UTF-8 are replaced first: they never make a code, and some Foundation
+    /// releases trap on them (in a key) rather than throw. This runs on every answer a token or
+    /// re-login layer sees, envelope or not.
+    package static func code(in body: Data, decoder: JSONDecoder) -> Int? {
         guard !body.isEmpty, body.count <= 8 << 20 else { return nil }
-        let decoder = JSONDecoder()
-        decoder.userInfo[.envelopeFormat] = format
-        return try? decoder.decode(EnvelopeCode.self, from: body).code
+        let text = Data(String(decoding: body, as: UTF8.self).utf8)
+        return try? decoder.decode(EnvelopeCode.self, from: text).code
     }
 
     /// An integer from a JSON number or a numeric string; `nil` for anything else, including a

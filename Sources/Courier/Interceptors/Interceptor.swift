@@ -1,3 +1,5 @@
+import Foundation
+
 /// One layer of the onion between ``NetworkClient/send(_:)`` and the ``Transport``.
 ///
 /// A layer gets the request with its parameters still structured, and `next`, which runs every
@@ -71,20 +73,30 @@ public struct InterceptorLayer: RawRepresentable, Hashable, Sendable, Expressibl
 public struct InterceptorContext: Sendable {
     /// The envelope format of the client, to read business codes from responses.
     public let envelope: EnvelopeFormat
+    /// The client's JSON decoder (its `userInfo` holds ``envelope``), so a layer reads the code
+    /// the caller gets; a plain one when the context was made with ``init(envelope:)``.
+    let decoder: JSONDecoder
 
     /// Creates a context (the client makes one per request; tests of a custom layer can too).
     /// Whether a request may be sent twice is the request's own ``HTTPRequest/isIdempotent``.
     /// - Parameter envelope: The envelope format.
     public init(envelope: EnvelopeFormat = .standard) {
-        self.envelope = envelope
+        let decoder = JSONDecoder()
+        decoder.userInfo[.envelopeFormat] = envelope
+        self.init(envelope: envelope, decoder: decoder)
     }
 
-    /// The business code of a response whose body is an envelope in ``envelope``'s format, or
-    /// `nil` when the body is not one.
+    package init(envelope: EnvelopeFormat, decoder: JSONDecoder) {
+        self.envelope = envelope
+        self.decoder = decoder
+    }
+
+    /// The business code of a response whose body is an envelope in ``envelope``'s format, as
+    /// the client decodes it, or `nil` when the body is not one.
     /// - Parameter response: The response.
     /// - Returns: The code.
     public func businessCode(in response: HTTPResponse) -> Int? {
-        EnvelopeProbe.code(in: response.body, format: envelope)
+        EnvelopeProbe.code(in: response.body, decoder: decoder)
     }
 }
 

@@ -75,6 +75,21 @@ import Testing
         #expect(user == nil)
     }
 
+    @Test("a JSON5 client reads a body with bytes that are not UTF-8 in a key as an error or a value, never a crash")
+    func json5KeyNotUTF8() async throws {
+        // Foundation's JSON5 reader ends the process on this (found by the fuzz target).
+        let body = Data("{".utf8) + [0xFF, 0xFF, 0xFF] + Data(#""code":true}"#.utf8)
+        let transport = MockTransport { _ in
+            HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body)
+        }
+        let configuration = NetworkClient.Configuration(
+            baseURL: URL(string: "https://api.example.com/")!, transport: transport)
+        configuration.decoder.allowsJSON5 = true
+        let client = NetworkClient(configuration: configuration)
+        let error = await #expect(throws: NetworkError.self) { try await client.send(Endpoint<User>.get("me")) }
+        #expect(error?.code == .decodingFailed)
+    }
+
     @Test("a missing payload for an endpoint that needs one is a decoding failure naming the key")
     func missingPayload() async throws {
         let error = await networkError {
