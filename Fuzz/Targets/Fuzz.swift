@@ -27,6 +27,7 @@ enum Fuzz {
         if courier_fuzz_driver_available() != 0 {
             exit(runDriver())
         }
+        guard arguments.count > 2 else { fail("an ordinary build checks inputs: name files or folders") }
         for path in arguments.dropFirst(2) { replay(path, with: target) }
     }
 
@@ -50,20 +51,23 @@ enum Fuzz {
         }
     }
 
-    /// Checks a file, or every file of a folder, once.
+    /// Checks a file, or every file of a folder (not its subfolders), once.
     private static func replay(_ path: String, with target: FuzzTarget) {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             fail("no file \(path)")
         }
-        let files =
-            isFolder.boolValue
-            ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { path + "/" + $0 }
-            : [path]
-        for file in files {
-            guard let data = FileManager.default.contents(atPath: file) else { continue }
+        let names = isFolder.boolValue ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []) : [""]
+        var checked = 0
+        for name in names.sorted() {
+            let file = name.isEmpty ? path : path + "/" + name
+            var isSubfolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file, isDirectory: &isSubfolder), !isSubfolder.boolValue,
+                let data = FileManager.default.contents(atPath: file)
+            else { continue }
             data.withUnsafeBytes { target.check($0) }
+            checked += 1
         }
-        print("\(target.name): \(files.count) inputs from \(path) hold")
+        print("\(target.name): \(checked) inputs from \(path) hold")
     }
 }

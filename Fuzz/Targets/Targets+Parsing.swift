@@ -5,7 +5,8 @@ extension FuzzTarget {
     static let parsingTargets: [FuzzTarget] = [
         FuzzTarget(
             name: "envelope",
-            summary: "the envelope probe (re-login, retry) and BaseModel decoding read the same code from any body",
+            summary:
+                "the token and re-login layers read the code BaseModel reads, in any format and decoder settings",
             check: envelope),
         FuzzTarget(
             name: "parameters",
@@ -22,14 +23,29 @@ extension FuzzTarget {
             check: redaction),
     ]
 
+    /// The first byte picks the envelope format and the decoder's settings; the rest is the body.
     private static func envelope(_ input: UnsafeRawBufferPointer) {
-        let body = Data(input)
-        let probed = EnvelopeProbe.code(in: body, format: .standard)
+        guard let settings = input.first else { return }
+        let body = Data(input.dropFirst())
+        let codeKey = ["code", "result", "err_code", "errCode"][Int(settings & 3)]
+        let format = EnvelopeFormat(
+            codeKey: codeKey, successCodes: settings & 4 == 0 ? [0] : [0, 200], acceptsStringCodes: settings & 8 == 0)
         let decoder = JSONDecoder()
-        decoder.userInfo[.envelopeFormat] = EnvelopeFormat.standard
-        guard let model = try? decoder.decode(BaseModel<EmptyResponse>.self, from: body) else { return }
-        require(probed == model.code, "BaseModel read code \(model.code), the probe \(String(describing: probed))")
-        require(model.isSuccess == (model.code == 0), "isSuccess \(model.isSuccess) for code \(model.code)")
+        if settings & 16 != 0 { decoder.keyDecodingStrategy = .convertFromSnakeCase }
+        if settings & 32 != 0 { decoder.allowsJSON5 = true }
+        decoder.userInfo[.envelopeFormat] = format
+        let response = HTTPResponse(status: 200, body: body)
+        let probed = InterceptorContext(envelope: format, decoder: decoder).businessCode(in: response)
+        // The envelope as the client decodes a body (`.json`, so its code is kept).
+        let model = try? ResponseDecoding<BaseModel<EmptyResponse>>.json.decode(
+            response, DecodingContext(decoder: decoder, envelope: format))
+        require(
+            probed == model?.code
+                || (probed != nil && model == nil && Data(String(decoding: body, as: UTF8.self).utf8) != body),
+            "the layers read \(String(describing: probed)), BaseModel \(String(describing: model?.code))")
+        if let model {
+            require(model.isSuccess == format.successCodes.contains(model.code), "isSuccess for code \(model.code)")
+        }
     }
 
     private static func parameters(_ input: UnsafeRawBufferPointer) {

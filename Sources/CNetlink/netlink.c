@@ -227,7 +227,7 @@ static int read_copy(const void *bytes, size_t length, unsigned int sequence, me
     if (length > 1 << 20) return -1;
     void *copy = malloc(length ? length : 1);
     if (!copy) return -1;
-    memcpy(copy, bytes, length);
+    if (length) memcpy(copy, bytes, length);
     int status = read_batch(copy, (int)length, sequence, handle, state);
     free(copy);
     return status;

@@ -59,7 +59,7 @@ package struct RequestParser {
     }
 
     /// Whether the parser gave up on malformed input.
-    package var hasFailed: Bool {
+    var hasFailed: Bool {
         if case .failed = state { return true }
         return false
     }

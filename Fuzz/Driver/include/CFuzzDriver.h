@@ -1,5 +1,5 @@
-// libFuzzer's driver, when courier-fuzz is linked with it (-sanitize=fuzzer, see scripts/fuzz).
-// In an ordinary build the driver is absent and courier-fuzz replays inputs instead.
+// libFuzzer's driver, when courier-fuzz is linked with it on Linux (-sanitize=fuzzer, see
+// scripts/fuzz). In an ordinary build the driver is absent and courier-fuzz replays inputs.
 #ifndef COURIER_CFUZZDRIVER_H
 #define COURIER_CFUZZDRIVER_H
 

@@ -18,7 +18,7 @@
             byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
         }
 
-        package var isBlank: Bool { end == 0 }
+        var isBlank: Bool { end == 0 }
 
         /// The status of an `HTTP/x y reason` line.
         package var statusCode: Int? {
