@@ -17,17 +17,21 @@ final class Peer: Sendable {
     /// Whether the peer serves ``filesDirectory`` from disk and reads uploads without keeping
     /// them (nginx); the in-process fallback would hold them in this process's memory.
     let servesFiles: Bool
+    /// Whether the peer is LoopbackServer, in this process.
+    let inProcess: Bool
     private let stopAction: @Sendable () -> Void
 
     static let freshToken = "fresh"
 
     private init(
-        name: String, baseURL: URL, filesDirectory: URL, servesFiles: Bool, stop: @escaping @Sendable () -> Void
+        name: String, baseURL: URL, filesDirectory: URL, servesFiles: Bool, inProcess: Bool,
+        stop: @escaping @Sendable () -> Void
     ) {
         self.name = name
         self.baseURL = baseURL
         self.filesDirectory = filesDirectory
         self.servesFiles = servesFiles
+        self.inProcess = inProcess
         self.stopAction = stop
     }
 
@@ -35,14 +39,26 @@ final class Peer: Sendable {
 
     /// nginx if `/usr/sbin/nginx` runs, else `LoopbackServer`.
     static func start(ordersBody: Data) throws -> Peer {
+        let (directory, files) = try makeDirectory(ordersBody: ordersBody)
+        if let peer = try? startNginx(in: directory, files: files) { return peer }
+        print("nginx not found or failed to start (.ci/run installs it); falling back to LoopbackServer")
+        return try startLoopback(in: directory, files: files, ordersBody: ordersBody)
+    }
+
+    /// `LoopbackServer`, whatever is installed (for the soak on both peers).
+    static func startLoopback(ordersBody: Data) throws -> Peer {
+        let (directory, files) = try makeDirectory(ordersBody: ordersBody)
+        return try startLoopback(in: directory, files: files, ordersBody: ordersBody)
+    }
+
+    /// A new folder for the peer's files, with `orders.json`.
+    private static func makeDirectory(ordersBody: Data) throws -> (directory: URL, files: URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-bench-\(UUID().uuidString)")
         let files = directory.appendingPathComponent("files")
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
         try ordersBody.write(to: directory.appendingPathComponent("orders.json"))
-        if let peer = try? startNginx(in: directory, files: files) { return peer }
-        print("nginx not found or failed to start (.ci/run installs it); falling back to LoopbackServer")
-        return try startLoopback(in: directory, files: files, ordersBody: ordersBody)
+        return (directory, files)
     }
 
     private static func startNginx(in directory: URL, files: URL) throws -> Peer? {
@@ -94,7 +110,10 @@ final class Peer: Sendable {
         let baseURL = URL(string: "http://127.0.0.1:\(port)/")!
         for _ in 0..<100 where process.isRunning {
             if canConnect(port: port) {
-                return Peer(name: "nginx (1 worker)", baseURL: baseURL, filesDirectory: files, servesFiles: true) {
+                return Peer(
+                    name: "nginx (1 worker)", baseURL: baseURL, filesDirectory: files, servesFiles: true,
+                    inProcess: false
+                ) {
                     process.terminate()
                     process.waitUntilExit()
                     try? FileManager.default.removeItem(at: directory)
@@ -108,6 +127,8 @@ final class Peer: Sendable {
 
     private static func startLoopback(in directory: URL, files: URL, ordersBody: Data) throws -> Peer {
         let server = try LoopbackServer()
+        // Its record of requests (for tests' expectations) would grow with every request.
+        server.isRecording = false
         let json: HTTPHeaders = ["Content-Type": "application/json"]
         server.route("/api/orders") { _ in .init(status: 200, headers: json, body: ordersBody) }
         server.route("/api/profile") { request in
@@ -117,7 +138,7 @@ final class Peer: Sendable {
         server.route("/api/token") { _ in .json(#"{"code":0,"msg":"ok","data":"\#(freshToken)"}"#) }
         server.route("/api/upload") { _ in .json(#"{"code":0,"msg":"ok","data":null}"#) }
         return Peer(
-            name: "LoopbackServer (fallback)", baseURL: server.baseURL, filesDirectory: files, servesFiles: false
+            name: "LoopbackServer", baseURL: server.baseURL, filesDirectory: files, servesFiles: false, inProcess: true
         ) {
             server.stop()
             try? FileManager.default.removeItem(at: directory)

@@ -24,6 +24,8 @@ struct RawEnvelope<T: Codable>: Codable {
 final class Scenarios: Sendable {
     let quick: Bool
     let peer: Peer
+    /// The 1 KB envelope `GET /api/orders` answers.
+    let ordersBody: Data
     /// Courier on its default transport (CurlTransport on Linux).
     let client: NetworkClient
     /// Courier on URLSessionTransport, for the second column.
@@ -42,7 +44,8 @@ final class Scenarios: Sendable {
         let orders = (0..<8).map {
             Order(id: $0, title: "Order number \($0)", price: Double($0) * 1.25, tags: ["a", "b"])
         }
-        peer = try Peer.start(ordersBody: try JSONEncoder().encode(RawEnvelope(code: 0, msg: "ok", data: orders)))
+        ordersBody = try JSONEncoder().encode(RawEnvelope(code: 0, msg: "ok", data: orders))
+        peer = try Peer.start(ordersBody: ordersBody)
         ordersURL = peer.baseURL.appendingPathComponent("api/orders")
         let base = peer.baseURL.appendingPathComponent("api/")
         transport = NetworkClient.Configuration.defaultTransport()

@@ -73,6 +73,14 @@ public final class LoopbackServer: Sendable {
     /// Every request received so far, in order of arrival.
     public var requests: [Request] { core.log.requests }
 
+    /// Whether the server records its requests and events for ``requests``, ``events`` and
+    /// ``waitForEvents(timeout:_:)``; on unless turned off. Turn it off for a benchmark or a
+    /// soak: the record keeps every request, so it grows with each one (about 5 KB).
+    public var isRecording: Bool {
+        get { core.log.isRecording }
+        set { core.log.isRecording = newValue }
+    }
+
     /// Everything that happened so far, in order.
     public var events: [Event] { core.log.events }
 
@@ -193,17 +201,23 @@ extension LoopbackServer {
 
     /// The requests and events a server recorded.
     ///
-    /// `@unchecked Sendable`: `requests` and `events` are guarded by `lock`.
+    /// `@unchecked Sendable`: `requests`, `events` and `recording` are guarded by `lock`.
     final class Log: @unchecked Sendable {
         private let lock = NSLock()
         private var recordedRequests: [Request] = []
         private var recordedEvents: [Event] = []
+        private var recording = true
 
         var requests: [Request] { lock.withLock { recordedRequests } }
         var events: [Event] { lock.withLock { recordedEvents } }
+        var isRecording: Bool {
+            get { lock.withLock { recording } }
+            set { lock.withLock { recording = newValue } }
+        }
 
         func record(_ event: Event, request: Request?) {
             lock.withLock {
+                guard recording else { return }
                 recordedEvents.append(event)
                 if let request { recordedRequests.append(request) }
             }

@@ -15,6 +15,20 @@ import Testing
         #expect(backend.server.events.filter { $0 == .connected }.count == 1)
     }
 
+    @Test("with recording off the server answers as before and keeps no requests or events, until it is on again")
+    func recordingOff() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order]()) }
+        backend.server.isRecording = false
+        for page in 1...3 { _ = try await backend.client.send(.orders(page: page)) }
+        #expect(backend.server.requests.isEmpty && backend.server.events.isEmpty)
+        backend.server.isRecording = true
+        _ = try await backend.client.send(.orders(page: 4))
+        #expect(backend.server.requests.map(\.query["page"]) == ["4"])
+        #expect(backend.server.isRecording)
+    }
+
     @Test("a chunked request body is de-chunked, and pipelined requests on one socket are answered in order")
     func chunkedBody() throws {
         let server = try LoopbackServer()
