@@ -71,11 +71,18 @@ enum Harness {
     static func rate(count: Int, concurrency: Int, _ body: @escaping @Sendable () async throws -> Void)
         async throws -> Double
     {
+        try await rate(count: count, concurrency: concurrency) { _ in try await body() }
+    }
+
+    /// The same, `body` told the number of its call (0 to `count` - 1).
+    static func rate(count: Int, concurrency: Int, _ body: @escaping @Sendable (Int) async throws -> Void)
+        async throws -> Double
+    {
         let seconds = try await seconds {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<concurrency {
                     group.addTask {
-                        for _ in stride(from: worker, to: count, by: concurrency) { try await body() }
+                        for index in stride(from: worker, to: count, by: concurrency) { try await body(index) }
                     }
                 }
                 try await group.waitForAll()

@@ -75,7 +75,9 @@ public final class LoopbackServer: Sendable {
 
     /// Whether the server records its requests and events for ``requests``, ``events`` and
     /// ``waitForEvents(timeout:_:)``; on unless turned off. Turn it off for a benchmark or a
-    /// soak: the record keeps every request, so it grows with each one (about 5 KB).
+    /// soak: the record keeps every request, so it grows with each one (about 2 KB). Change it
+    /// while no request is in flight, or a request's events are recorded in part. While it is
+    /// off, `waitForEvents` sees no new event and waits out its timeout.
     public var isRecording: Bool {
         get { core.log.isRecording }
         set { core.log.isRecording = newValue }
@@ -142,8 +144,7 @@ extension LoopbackServer {
         }
 
         func record(_ event: Event, request: Request? = nil) {
-            log.record(event, request: request)
-            waiters.resolve()
+            if log.record(event, request: request) { waiters.resolve() }
         }
 
         func stop() {
@@ -215,11 +216,13 @@ extension LoopbackServer {
             set { lock.withLock { recording = newValue } }
         }
 
-        func record(_ event: Event, request: Request?) {
+        /// Records an event, unless recording is off; returns whether it did.
+        func record(_ event: Event, request: Request?) -> Bool {
             lock.withLock {
-                guard recording else { return }
+                guard recording else { return false }
                 recordedEvents.append(event)
                 if let request { recordedRequests.append(request) }
+                return true
             }
         }
     }

@@ -94,17 +94,37 @@ private func emptyValue<T>(_ type: T.Type) -> T? {
     return nil
 }
 
+/// The bytes a JSON decoder is given, the same for the caller's decoding and for the business
+/// code the token and re-login layers read.
+enum JSONBytes {
+    /// `body` as it is, except that a JSON5 decoder gets bytes that are not UTF-8 replaced:
+    /// Foundation's JSON5 reader ends the process on them in a key instead of throwing (found
+    /// by the fuzz target). Checked without a copy; copied only when some are found.
+    static func forDecoding(_ body: Data, with decoder: JSONDecoder) -> Data {
+        guard decoder.allowsJSON5, !isUTF8(body) else { return body }
+        return Data(String(decoding: body, as: UTF8.self).utf8)
+    }
+
+    static func isUTF8(_ bytes: Data) -> Bool {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+}
+
 /// Decodes JSON, turning a `DecodingError` into ``NetworkError/Code/decodingFailed`` that names
 /// the type, the coding path and a snippet of the body.
 private func decodeJSON<T: Decodable>(_ type: T.Type, from body: Data, _ decoder: JSONDecoder)
     throws(NetworkError) -> T
 {
     do {
-        // Foundation's JSON5 reader ends the process on bytes that are not UTF-8 in a key
-        // instead of throwing (found by the fuzz target): it reads them replaced, as the token
-        // and re-login layers do.
-        let text = decoder.allowsJSON5 ? Data(String(decoding: body, as: UTF8.self).utf8) : body
-        return try decoder.decode(type, from: text)
+        return try decoder.decode(type, from: JSONBytes.forDecoding(body, with: decoder))
     } catch {
         let typeName = String(describing: T.self)
         var failure = NetworkError(.decodingFailed, "The body could not be decoded as \(typeName).", underlying: error)

@@ -12,14 +12,10 @@ package enum EnvelopeProbe {
     /// The code of the envelope in `body` as ``BaseModel`` reads it with `decoder` (whose
     /// `userInfo` holds the format), or `nil` when `body` (of at most 8 MB) is not a JSON object
     /// with an integer (or, when the format allows, numeric string) code under the format's key.
-    ///
-    /// Bytes that are not UTF-8 are replaced first: they never make a code, and some Foundation
-    /// releases trap on them (in a key) rather than throw. This runs on every answer a token or
-    /// re-login layer sees, envelope or not.
+    /// The same bytes as the caller's decoding (``JSONBytes``), so the two never disagree.
     package static func code(in body: Data, decoder: JSONDecoder) -> Int? {
         guard !body.isEmpty, body.count <= 8 << 20 else { return nil }
-        let text = Data(String(decoding: body, as: UTF8.self).utf8)
-        return try? decoder.decode(EnvelopeCode.self, from: text).code
+        return try? decoder.decode(EnvelopeCode.self, from: JSONBytes.forDecoding(body, with: decoder)).code
     }
 
     /// An integer from a JSON number or a numeric string; `nil` for anything else, including a

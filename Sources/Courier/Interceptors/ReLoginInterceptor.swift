@@ -85,7 +85,7 @@ public struct ReLoginInterceptor: Interceptor {
 
     private func needsLogin(_ response: HTTPResponse, _ context: InterceptorContext) -> Bool {
         if onUnauthorized && response.status == 401 { return true }
-        guard let code = context.businessCode(in: response) else { return false }
+        guard !codes.isEmpty, let code = context.businessCode(in: response) else { return false }
         return codes.contains(code)
     }
 
