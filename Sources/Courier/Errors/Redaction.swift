@@ -36,12 +36,13 @@ public enum Redaction {
         var output = String.UnicodeScalarView()
         var index = 0
         while index < scalars.count {
-            if let key = keyBeforeValue(in: scalars, at: index), isSecret(key.name, extra: extra) {
+            if let key = keyBeforeValue(in: scalars, at: index),
+                case let name = String(String.UnicodeScalarView(scalars[key.name])), isSecret(name, extra: extra)
+            {
                 // A quoted key may hold pairs of its own (`"a token=x b": 1`).
-                let keyText = String(String.UnicodeScalarView(scalars[key.text]))
-                output.append(contentsOf: scalars[index..<key.text.lowerBound])
-                output.append(contentsOf: redactText(keyText, extra: extra).unicodeScalars)
-                output.append(contentsOf: scalars[key.text.upperBound..<key.valueStart])
+                output.append(contentsOf: scalars[index..<key.name.lowerBound])
+                output.append(contentsOf: redactText(name, extra: extra).unicodeScalars)
+                output.append(contentsOf: scalars[key.name.upperBound..<key.valueStart])
                 output.append(contentsOf: placeholder.unicodeScalars)
                 index = endOfValue(in: scalars, from: key.valueStart)
             } else {
@@ -109,9 +110,9 @@ public enum Redaction {
     }
 
     /// When a key starts at `index` (`"key":`, `\"key\":` inside a JSON string, or `key=`):
-    /// its name, where its text is, and where its value starts.
+    /// where its name is, and where its value starts.
     private static func keyBeforeValue(in s: [Unicode.Scalar], at index: Int)
-        -> (name: String, text: Range<Int>, valueStart: Int)?
+        -> (name: Range<Int>, valueStart: Int)?
     {
         if s[index] == "\"" {
             guard index == 0 || !isNameScalar(s[index - 1]) else { return nil }
@@ -125,14 +126,13 @@ public enum Redaction {
             while value < s.count, isBlank(s[value]) { value += 1 }
             // Inside a JSON string the closing quote is escaped: `\"pin\"` names `pin`.
             let escaped = index > 0 && s[index - 1] == "\\" && end > index + 1 && s[end - 1] == "\\"
-            let text = (index + 1)..<(escaped ? end - 1 : end)
-            return (String(String.UnicodeScalarView(s[text])), text, value)
+            return ((index + 1)..<(escaped ? end - 1 : end), value)
         }
         guard isNameScalar(s[index]), index == 0 || !isNameScalar(s[index - 1]) else { return nil }
         var end = index
         while end < s.count, isNameScalar(s[end]) { end += 1 }
         guard end < s.count, s[end] == "=" else { return nil }
-        return (String(String.UnicodeScalarView(s[index..<end])), index..<end, end + 1)
+        return (index..<end, end + 1)
     }
 
     /// Space, tab or a line break (around a JSON key's colon).

@@ -230,7 +230,9 @@ extension HTTPHeaders {
             for part in field.value.utf8.split(separator: UInt8(ascii: ",")) {
                 // Optional whitespace is spaces and tabs (RFC 9110), trimmed on the bytes.
                 let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-                let digits = part.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+                let start = part.firstIndex { !isSpace($0) } ?? part.endIndex
+                let end = part.lastIndex { !isSpace($0) }.map(part.index(after:)) ?? start
+                let digits = part[start..<end]
                 guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy({ (0x30...0x39).contains($0) }),
                     let value = Int64(String(decoding: digits, as: UTF8.self)), length == nil || length == value
                 else {
