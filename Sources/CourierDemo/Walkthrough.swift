@@ -68,15 +68,15 @@ struct Walkthrough {
             _ = await server.waitForEvents {
                 $0.filter { if case .received(_, "/api/v1/slow") = $0 { true } else { false } }.count == 3
             }
-            print("   in flight: \(await client.activeRequestCount)")
-            await client.cancelAll()
+            print("   in flight: \(client.activeRequestCount)")
+            client.cancelAll()
             for task in slow {
                 do { _ = try await task.value } catch let error as NetworkError { print("   → \(error.code)") }
             }
             _ = await server.waitForEvents {
                 $0.filter { if case .clientClosedEarly = $0 { true } else { false } }.count == 3
             }
-            print("   in flight: \(await client.activeRequestCount); the server saw 3 connections close early")
+            print("   in flight: \(client.activeRequestCount); the server saw 3 connections close early")
         }
         await appBackend()
         await offline()

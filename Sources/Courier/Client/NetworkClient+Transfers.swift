@@ -6,13 +6,30 @@ extension NetworkClient {
     /// applies (token, signing of the text fields; a retry only when the endpoint allows it).
     ///
     /// ```swift
-    /// let task = client.upload(.post("media", body: .multipart(form)))
+    /// let task = client.upload(Endpoint<Media>.post("media", body: .multipart(form)))
     /// for await step in task.progress { print(step) }
     /// let media = try await task.value
     /// ```
+    ///
+    /// Written without a type, `client.upload(.post("media", body: .multipart(form)))` is an
+    /// upload whose payload is not needed: its answer is still checked (status, envelope code)
+    /// and decoded as ``EmptyResponse``.
     /// - Parameter endpoint: The endpoint, with any body.
     /// - Returns: The running transfer.
     public nonisolated func upload<Response>(_ endpoint: Endpoint<Response>) -> TransferTask<Response> {
+        startUpload(endpoint)
+    }
+
+    /// Uploads an endpoint whose payload is not needed, so that it can be written without a
+    /// type: `client.upload(.post("media", body: .multipart(form)))`. The answer is checked and
+    /// decoded like any other (an envelope by default).
+    /// - Parameter endpoint: The endpoint, with any body.
+    /// - Returns: The running transfer.
+    public nonisolated func upload(_ endpoint: Endpoint<EmptyResponse>) -> TransferTask<EmptyResponse> {
+        startUpload(endpoint)
+    }
+
+    private nonisolated func startUpload<Response>(_ endpoint: Endpoint<Response>) -> TransferTask<Response> {
         let reporter = ProgressReporter(direction: .upload)
         return TransferTask(reporter: reporter) { [self] in
             var request = try makeRequest(endpoint)

@@ -53,13 +53,22 @@ public actor NetworkClient {
     /// - Throws: ``NetworkError``, always: ``NetworkError/Code/cancelled``,
     ///   ``NetworkError/Code/timedOut``, ``NetworkError/Code/httpStatus``,
     ///   ``NetworkError/Code/business``, ``NetworkError/Code/decodingFailed``, …
-    public nonisolated func send<Response>(_ endpoint: Endpoint<Response>) async throws -> Response {
+    public nonisolated func send<Response>(_ endpoint: Endpoint<Response>) async throws(NetworkError) -> Response {
         let request = try makeRequest(endpoint)
         let decoding = endpoint.decoding
         return try await perform(request, of: endpoint) { [self] response in
             try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
             return try decoding.decode(response, decodingContext)
         }
+    }
+
+    /// A download endpoint is not sent: ``download(_:to:overwrite:)`` stores its answer in a
+    /// file.
+    /// - Parameter endpoint: The download endpoint.
+    /// - Returns: Nothing: this cannot be called.
+    @available(*, unavailable, message: "a download endpoint is sent with download(_:to:overwrite:)")
+    public nonisolated func send(_ endpoint: Endpoint<DownloadedFile>) async throws(NetworkError) -> DownloadedFile {
+        throw NetworkError(.invalidRequest, "A download endpoint is sent with download(_:to:overwrite:), not send(_:).")
     }
 
     /// What the reachability monitor says now (``ReachabilityStatus/unknown`` without one).
@@ -76,17 +85,17 @@ public actor NetworkClient {
 
     /// Cancels every request in flight, including those waiting to be online. Each one throws
     /// ``NetworkError/Code/cancelled``.
-    public func cancelAll() {
+    public nonisolated func cancelAll() {
         inFlight.cancelAll()
     }
 
-    /// The number of requests in flight: the seeds' network activity indicator.
-    public var activeRequestCount: Int { inFlight.count }
+    /// The number of requests in flight, for a network activity indicator.
+    public nonisolated var activeRequestCount: Int { inFlight.count }
 
     /// A stream of the number of requests in flight: the current number first, then every
     /// change. Each call returns a new stream; it ends when the consumer stops iterating.
     /// - Returns: The stream.
-    public func activityUpdates() -> AsyncStream<Int> {
+    public nonisolated func activityUpdates() -> AsyncStream<Int> {
         inFlight.activity.stream()
     }
 

@@ -108,78 +108,147 @@ public struct Endpoint<Response: Sendable>: Sendable {
     }
 }
 
-extension Endpoint where Response: Decodable {
-    /// A `GET` endpoint. The answer is an envelope unless `decoding` says otherwise.
+extension Endpoint {
+    /// A `GET` endpoint decoded as `decoding` says (``ResponseDecoding/response``,
+    /// ``ResponseDecoding/text``, …); for a `Decodable` payload `decoding` may be left out.
     /// - Parameters:
     ///   - path: The path relative to the base URL, or an absolute URL.
     ///   - query: Query parameters.
     ///   - headers: Header fields.
-    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    ///   - decoding: How the answer is decoded.
     /// - Returns: The endpoint.
     public static func get(
-        _ path: String, query: Parameters = [:], headers: HTTPHeaders = [:],
-        decoding: ResponseDecoding<Response> = .envelope
+        _ path: String, query: Parameters = [:], headers: HTTPHeaders = [:], decoding: ResponseDecoding<Response>
     ) -> Self {
         Self(method: .get, path: path, query: query, headers: headers, decoding: decoding)
     }
 
-    /// A `POST` endpoint. The answer is an envelope unless `decoding` says otherwise.
+    /// A `POST` endpoint decoded as `decoding` says; for a `Decodable` payload `decoding` may
+    /// be left out.
     /// - Parameters:
     ///   - path: The path relative to the base URL, or an absolute URL.
     ///   - query: Query parameters.
     ///   - body: The body.
     ///   - headers: Header fields.
-    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    ///   - decoding: How the answer is decoded.
     /// - Returns: The endpoint.
     public static func post(
         _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:],
-        decoding: ResponseDecoding<Response> = .envelope
+        decoding: ResponseDecoding<Response>
     ) -> Self {
         Self(method: .post, path: path, query: query, body: body, headers: headers, decoding: decoding)
     }
 
-    /// A `PUT` endpoint. The answer is an envelope unless `decoding` says otherwise.
+    /// A `PUT` endpoint decoded as `decoding` says; for a `Decodable` payload `decoding` may
+    /// be left out.
     /// - Parameters:
     ///   - path: The path relative to the base URL, or an absolute URL.
     ///   - query: Query parameters.
     ///   - body: The body.
     ///   - headers: Header fields.
-    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    ///   - decoding: How the answer is decoded.
     /// - Returns: The endpoint.
     public static func put(
         _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:],
-        decoding: ResponseDecoding<Response> = .envelope
+        decoding: ResponseDecoding<Response>
     ) -> Self {
         Self(method: .put, path: path, query: query, body: body, headers: headers, decoding: decoding)
     }
 
-    /// A `PATCH` endpoint. The answer is an envelope unless `decoding` says otherwise.
+    /// A `PATCH` endpoint decoded as `decoding` says; for a `Decodable` payload `decoding` may
+    /// be left out.
     /// - Parameters:
     ///   - path: The path relative to the base URL, or an absolute URL.
     ///   - query: Query parameters.
     ///   - body: The body.
     ///   - headers: Header fields.
-    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    ///   - decoding: How the answer is decoded.
     /// - Returns: The endpoint.
     public static func patch(
         _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:],
-        decoding: ResponseDecoding<Response> = .envelope
+        decoding: ResponseDecoding<Response>
     ) -> Self {
         Self(method: .patch, path: path, query: query, body: body, headers: headers, decoding: decoding)
     }
 
-    /// A `DELETE` endpoint. The answer is an envelope unless `decoding` says otherwise.
+    /// A `DELETE` endpoint decoded as `decoding` says; for a `Decodable` payload `decoding`
+    /// may be left out.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - body: The body, for backends that read one on `DELETE`.
+    ///   - headers: Header fields.
+    ///   - decoding: How the answer is decoded.
+    /// - Returns: The endpoint.
+    public static func delete(
+        _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:],
+        decoding: ResponseDecoding<Response>
+    ) -> Self {
+        Self(method: .delete, path: path, query: query, body: body, headers: headers, decoding: decoding)
+    }
+}
+
+extension Endpoint where Response: Decodable {
+    /// A `GET` endpoint whose answer is an envelope.
     /// - Parameters:
     ///   - path: The path relative to the base URL, or an absolute URL.
     ///   - query: Query parameters.
     ///   - headers: Header fields.
-    ///   - decoding: How the answer is decoded; ``ResponseDecoding/envelope`` by default.
+    /// - Returns: The endpoint.
+    public static func get(_ path: String, query: Parameters = [:], headers: HTTPHeaders = [:]) -> Self {
+        get(path, query: query, headers: headers, decoding: .envelope)
+    }
+
+    /// A `POST` endpoint whose answer is an envelope.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - body: The body.
+    ///   - headers: Header fields.
+    /// - Returns: The endpoint.
+    public static func post(
+        _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:]
+    ) -> Self {
+        post(path, query: query, body: body, headers: headers, decoding: .envelope)
+    }
+
+    /// A `PUT` endpoint whose answer is an envelope.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - body: The body.
+    ///   - headers: Header fields.
+    /// - Returns: The endpoint.
+    public static func put(
+        _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:]
+    ) -> Self {
+        put(path, query: query, body: body, headers: headers, decoding: .envelope)
+    }
+
+    /// A `PATCH` endpoint whose answer is an envelope.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - body: The body.
+    ///   - headers: Header fields.
+    /// - Returns: The endpoint.
+    public static func patch(
+        _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:]
+    ) -> Self {
+        patch(path, query: query, body: body, headers: headers, decoding: .envelope)
+    }
+
+    /// A `DELETE` endpoint whose answer is an envelope.
+    /// - Parameters:
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - body: The body, for backends that read one on `DELETE`.
+    ///   - headers: Header fields.
     /// - Returns: The endpoint.
     public static func delete(
-        _ path: String, query: Parameters = [:], headers: HTTPHeaders = [:],
-        decoding: ResponseDecoding<Response> = .envelope
+        _ path: String, query: Parameters = [:], body: RequestBody = .none, headers: HTTPHeaders = [:]
     ) -> Self {
-        Self(method: .delete, path: path, query: query, headers: headers, decoding: decoding)
+        delete(path, query: query, body: body, headers: headers, decoding: .envelope)
     }
 }
 

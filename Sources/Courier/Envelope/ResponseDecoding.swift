@@ -7,6 +7,7 @@ import Foundation
 /// - ``json``: the body is the `Response` itself, as plain JSON.
 /// - ``empty``: the body is ignored (`204`, `HEAD`, fire-and-forget calls).
 /// - ``data``: the body bytes, unchanged (images, files).
+/// - ``text``: the body as a `String`, in the answer's charset.
 /// - ``response``: the whole ``HTTPResponse`` (status, headers, body).
 ///
 /// Only ``envelope`` and ``json`` check the answer's `Content-Type` against the client's
@@ -75,6 +76,30 @@ extension ResponseDecoding where Response == Data {
     /// The body bytes, unchanged.
     public static var data: Self {
         Self(checksContentType: false) { response, _ in response.body }
+    }
+}
+
+extension ResponseDecoding where Response == String {
+    /// The body as text, in the `charset` its `Content-Type` names (UTF-8 when it names none):
+    /// UTF-8, US-ASCII, ISO-8859-1, Windows-1252 or UTF-16. Bytes that are not text in that
+    /// charset, or a charset Courier cannot read, throw ``NetworkError/Code/decodingFailed``.
+    public static var text: Self {
+        Self(checksContentType: false) { (response, _) throws(NetworkError) in
+            let name = TextCharset.name(inContentType: response.headers["Content-Type"]) ?? "utf-8"
+            guard let encoding = TextCharset.encoding(named: name) else {
+                var error = NetworkError(.decodingFailed, "The answer's charset \(name) is not one Courier reads.")
+                error.body = response.body
+                throw error
+            }
+            var body = response.body
+            if encoding == .utf8, body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+            guard let text = String(data: body, encoding: encoding) else {
+                var error = NetworkError(.decodingFailed, "The body is not \(name) text.")
+                error.body = response.body
+                throw error
+            }
+            return text
+        }
     }
 }
 

@@ -42,8 +42,8 @@ public struct ReLoginInterceptor: Interceptor {
     /// ``InterceptorLayer/reLogin``.
     public var layer: InterceptorLayer { .reLogin }
 
-    /// How many re-logins this layer has run, for tests and diagnostics.
-    public var reLoginCount: Int {
+    /// How many re-logins this layer has run (for this package's tests).
+    package var reLoginCount: Int {
         get async { await coordinator.count }
     }
 

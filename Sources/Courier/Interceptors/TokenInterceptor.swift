@@ -58,8 +58,8 @@ public struct TokenInterceptor: Interceptor {
     /// ``InterceptorLayer/token``.
     public var layer: InterceptorLayer { .token }
 
-    /// How many refreshes this layer has started, for tests and diagnostics.
-    public var refreshCount: Int {
+    /// How many refreshes this layer has started (for this package's tests).
+    package var refreshCount: Int {
         get async { await refresher.refreshCount }
     }
 

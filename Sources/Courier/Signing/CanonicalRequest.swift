@@ -34,7 +34,9 @@ import Foundation
 ///
 /// ```swift
 /// let canonical = CanonicalRequest(received, version: .v2, excluding: "sign", timestamp: t, nonce: n)
-/// let expected = HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), key: secret).hexString
+/// // With CryptoKit (or swift-crypto on a Linux server):
+/// let code = HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), using: SymmetricKey(data: secret))
+/// let expected = code.map { String(format: "%02x", $0) }.joined()
 /// ```
 public struct CanonicalRequest: Sendable, Hashable {
     /// A version of the canonical form.

@@ -5,13 +5,13 @@ import Foundation
 /// ```swift
 /// let mac = HMAC<SHA256>.authenticationCode(for: Data("message".utf8), key: Data("key".utf8))
 /// ```
-public enum HMAC<Hash: HashFunction> {
+package enum HMAC<Hash: HashFunction> {
     /// The authentication code of `message` under `key`.
     /// - Parameters:
     ///   - message: The message.
     ///   - key: The key; one longer than the block size is hashed first.
     /// - Returns: The code, as long as the hash's digest.
-    public static func authenticationCode(for message: some DataProtocol, key: some DataProtocol) -> [UInt8] {
+    package static func authenticationCode(for message: some DataProtocol, key: some DataProtocol) -> [UInt8] {
         var block = key.count > Hash.blockSize ? Hash.hash(key) : Array(key)
         block.append(contentsOf: repeatElement(0, count: Hash.blockSize - block.count))
         var inner = Hash()

@@ -7,7 +7,7 @@ import Foundation
 /// let digest = SHA256.hash(Data("abc".utf8)).hexString
 /// // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 /// ```
-public protocol HashFunction: Sendable {
+package protocol HashFunction: Sendable {
     /// The size of the blocks the function consumes, in bytes (64 for SHA-256 and MD5).
     static var blockSize: Int { get }
     /// Creates a hash with no input yet.
@@ -23,14 +23,14 @@ public protocol HashFunction: Sendable {
 extension HashFunction {
     /// Adds bytes to the input.
     /// - Parameter data: The bytes.
-    public mutating func update(_ data: some DataProtocol) {
+    package mutating func update(_ data: some DataProtocol) {
         for region in data.regions { region.withUnsafeBytes { update($0) } }
     }
 
     /// The digest of `data`.
     /// - Parameter data: The input.
     /// - Returns: The digest bytes.
-    public static func hash(_ data: some DataProtocol) -> [UInt8] {
+    package static func hash(_ data: some DataProtocol) -> [UInt8] {
         var function = Self()
         function.update(data)
         return function.finalize()
@@ -55,11 +55,11 @@ protocol BlockHash: HashFunction {
 
 extension BlockHash {
     /// 64 bytes.
-    public static var blockSize: Int { 64 }
+    package static var blockSize: Int { 64 }
 
     /// Adds bytes to the input.
     /// - Parameter bytes: The bytes.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var state = self.state
         buffer.append(bytes) { Self.compress(&state, $0) }
         self.state = state
@@ -67,7 +67,7 @@ extension BlockHash {
 
     /// Returns the digest of all input so far.
     /// - Returns: The digest.
-    public func finalize() -> [UInt8] {
+    package func finalize() -> [UInt8] {
         var state = self.state
         buffer.padding(bigEndianLength: Self.bigEndianLength).withUnsafeBytes { tail in
             for offset in stride(from: 0, to: tail.count, by: 64) {
@@ -122,7 +122,7 @@ struct BlockBuffer: Sendable {
 
 extension Sequence where Element == UInt8 {
     /// The bytes as lower-case hexadecimal.
-    public var hexString: String {
+    package var hexString: String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in self {

@@ -5,7 +5,7 @@ import Foundation
 /// **Legacy.** MD5 is broken for collision resistance. It is here only because some app
 /// backends still demand the "sorted parameters + key, MD5" signature; prefer ``SHA256`` with
 /// ``HMAC`` wherever the backend allows.
-public struct MD5: BlockHash {
+package struct MD5: BlockHash {
     typealias State = (UInt32, UInt32, UInt32, UInt32)
     static let initialState: State = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
     static let bigEndianLength = false
@@ -13,7 +13,7 @@ public struct MD5: BlockHash {
     var buffer = BlockBuffer()
 
     /// Creates a hash with no input yet.
-    public init() {}
+    package init() {}
 
     static func digest(of state: State) -> [UInt8] {
         let words: [UInt32] = [state.0, state.1, state.2, state.3]

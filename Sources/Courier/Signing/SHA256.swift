@@ -1,5 +1,5 @@
 /// SHA-256 (FIPS 180-4), in pure Swift.
-public struct SHA256: BlockHash {
+package struct SHA256: BlockHash {
     typealias State = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
     static let initialState: State = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
@@ -9,7 +9,7 @@ public struct SHA256: BlockHash {
     var buffer = BlockBuffer()
 
     /// Creates a hash with no input yet.
-    public init() {}
+    package init() {}
 
     static func digest(of state: State) -> [UInt8] {
         let words: [UInt32] = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]

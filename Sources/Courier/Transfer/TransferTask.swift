@@ -33,11 +33,15 @@ public struct TransferTask<Value: Sendable>: Sendable {
     /// Cancelling the task that awaits it cancels the transfer.
     /// - Throws: ``NetworkError``.
     public var value: Value {
-        get async throws {
-            try await withTaskCancellationHandler {
-                try await task.value
-            } onCancel: { [task] in
-                task.cancel()
+        get async throws(NetworkError) {
+            do {
+                return try await withTaskCancellationHandler {
+                    try await task.value
+                } onCancel: { [task] in
+                    task.cancel()
+                }
+            } catch {
+                throw NetworkError.wrapping(error)
             }
         }
     }

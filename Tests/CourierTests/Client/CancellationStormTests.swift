@@ -36,7 +36,7 @@ import Testing
         let midFlight = backend.server.events.filter { if case .clientClosedEarly = $0 { true } else { false } }.count
         #expect(midFlight > 0)
         print("cancellation storm:", outcomes, "closed mid-flight:", midFlight, "last window:", window, "µs")
-        #expect(await client.activeRequestCount == 0)
+        #expect(client.activeRequestCount == 0)
         #expect(try await client.send(Endpoint<Int>.get("item")) == 0)
     }
 }

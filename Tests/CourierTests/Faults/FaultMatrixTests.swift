@@ -209,7 +209,7 @@ import Testing
         do {
             let response = try await client.send(Endpoint<HTTPResponse>(method: .get, path: "x", decoding: .response))
             outcome = .body(String(decoding: response.body, as: UTF8.self))
-        } catch let error as NetworkError {
+        } catch {
             outcome = .error(error.code, status: error.code == .httpStatus ? error.status : nil)
             detail = error.description
         }
@@ -263,10 +263,8 @@ import Testing
                 let response = try await client.send(
                     Endpoint<HTTPResponse>(method: method, path: "x", decoding: .response))
                 return .body(String(decoding: response.body, as: UTF8.self))
-            } catch let error as NetworkError {
-                return .error(error.code, status: error.code == .httpStatus ? error.status : nil)
             } catch {
-                return .error(.transport)
+                return .error(error.code, status: error.code == .httpStatus ? error.status : nil)
             }
         }
         let first = await send(row.method)

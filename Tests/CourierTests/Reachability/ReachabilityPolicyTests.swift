@@ -62,7 +62,7 @@ import Testing
         let start = ContinuousClock.now
         task.cancel()
         #expect(await networkError { _ = try await task.value }?.code == .cancelled)
-        await client.cancelAll()
+        client.cancelAll()
         #expect(await networkError { _ = try await other.value }?.code == .cancelled)
         #expect(ContinuousClock.now - start < .seconds(20), "long before the 60 s wait would end")
         #expect(transport.requests.isEmpty)

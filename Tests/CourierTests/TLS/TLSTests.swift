@@ -15,10 +15,8 @@
                 let response = try await client.send(
                     Endpoint<HTTPResponse>(method: .get, path: "", decoding: .response))
                 return .success(response.status)
-            } catch let error as NetworkError {
-                return .failure(error)
             } catch {
-                return .failure(NetworkError(.transport, "unexpected \(error)"))
+                return .failure(error)
             }
         }
 

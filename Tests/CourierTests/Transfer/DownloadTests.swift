@@ -230,13 +230,17 @@ import Testing
         #expect(directory.names.isEmpty)
     }
 
-    @Test("a download endpoint sent with send(_:) is refused clearly")
+    @Test("a download endpoint that reaches send(_:) through generic code is refused clearly")
     func sendRefusesDownloads() async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/f", handler: Self.file(Data("x".utf8)))
+        // Written directly, `client.send(.download("f"))` does not compile.
+        func sendAny<Response>(_ endpoint: Endpoint<Response>) async throws -> Response {
+            try await backend.client.send(endpoint)
+        }
 
-        let error = await networkError { _ = try await backend.client.send(.download("f")) }
+        let error = await networkError { _ = try await sendAny(Endpoint<DownloadedFile>.download("f")) }
 
         #expect(error?.code == .invalidRequest)
         #expect(error?.message.contains("download(_:to:)") == true)
