@@ -12,6 +12,9 @@ import Foundation
 ///   sub-second timeouts to zero);
 /// - an already-cancelled task never reaches `URLSession`, and a cancelled or timed-out request
 ///   is answered at once, without waiting for `URLSession` to wind the transfer down;
+/// - a task is cancelled only once it has been resumed, and from one thread only (releasing the
+///   transport cancels nothing), since FoundationNetworking can end the process when a task is
+///   cancelled before it starts, or from two threads at once as it ends;
 /// - a 401 with `WWW-Authenticate: Basic` is answered by the session delegate instead of hanging;
 /// - redirects are followed here, by the rules `CurlTransport` follows too: `http` and `https`
 ///   only, credentials (`Authorization`, `Cookie`, token and other secret-named headers) never
@@ -81,9 +84,16 @@ public final class URLSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
+    /// Invalidates the session once its tasks are done, cancelling none of them: every task
+    /// still running then belongs to a call already answered, whose cancel is on its way on
+    /// ``cancelCalls``. `invalidateAndCancel()` would cancel those tasks a second time from this
+    /// queue, and on Linux two threads waiting on one task's queue at once let the task's
+    /// removal overtake the first cancel, which then ends the process in FoundationNetworking
+    /// ("Trying to access a behaviour for a task that in not in the registry"; seen once in CI,
+    /// under AddressSanitizer, as a stopped call's transport was released).
     deinit {
         let session = self.session
-        Self.sessionCalls.async { session.invalidateAndCancel() }
+        Self.sessionCalls.async { session.finishTasksAndInvalidate() }
     }
 
     /// Where calls into `URLSession` that wait for FoundationNetworking's process-wide work
