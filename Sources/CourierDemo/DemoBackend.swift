@@ -111,7 +111,7 @@ enum DemoBackend {
             return false
         }
         let query = request.query
-        let signed = HTTPRequest(method: HTTPMethod(request.method), url: url, query: query)
+        let signed = HTTPRequest(method: request.method, url: url, query: query)
         let canonical = CanonicalRequest(
             signed, version: .v2, excluding: "sign", timestamp: query["timestamp"] ?? "", nonce: query["nonce"] ?? "")
         let expected = HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), key: signingKey).hexString

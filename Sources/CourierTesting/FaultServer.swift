@@ -98,8 +98,8 @@ extension FaultServer {
     public struct RequestHead: Sendable, Hashable {
         /// The number of the connection it came on.
         public var connection: Int
-        /// The method token.
-        public var method: String
+        /// The method.
+        public var method: HTTPMethod
         /// The request target exactly as sent.
         public var target: String
         /// The header fields in the order sent.
@@ -233,7 +233,8 @@ extension FaultServer {
             lock.withLock {
                 records[index].requestCount += 1
                 heads.append(
-                    RequestHead(connection: index, method: head.method, target: head.target, headers: head.headers))
+                    RequestHead(
+                        connection: index, method: HTTPMethod(head.method), target: head.target, headers: head.headers))
             }
         }
     }

@@ -48,7 +48,7 @@ extension LoopbackServer {
                     case .body(let body, let wasChunked):
                         guard let head else { return nil }
                         return Request(
-                            method: head.method, target: head.target, headers: head.headers, body: body,
+                            method: HTTPMethod(head.method), target: head.target, headers: head.headers, body: body,
                             wasChunked: wasChunked)
                     case .malformed(let status, let reason):
                         core.record(.rejected(status: status))
@@ -114,7 +114,7 @@ extension LoopbackServer {
             for field in response.headers { head += "\(field.name): \(field.value)\r\n" }
             head += "Content-Length: \(response.body.count)\r\n"
             head += "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
-            let body = request.method == "HEAD" ? [] : [UInt8](response.body)
+            let body = request.method == .head ? [] : [UInt8](response.body)
             var complete: Bool
             switch response.fault {
             case .drip(let bytes, let interval):

@@ -4,8 +4,8 @@ import Foundation
 extension LoopbackServer {
     /// A request as the server received it.
     public struct Request: Sendable {
-        /// The method token.
-        public var method: String
+        /// The method.
+        public var method: HTTPMethod
         /// The request target exactly as sent: percent-encoded path and query.
         public var target: String
         /// The header fields in the order sent.
@@ -16,7 +16,7 @@ extension LoopbackServer {
         public var wasChunked: Bool
 
         /// A request as if received (for the fuzz targets, which read bodies without a server).
-        package init(method: String, target: String, headers: HTTPHeaders, body: Data, wasChunked: Bool = false) {
+        package init(method: HTTPMethod, target: String, headers: HTTPHeaders, body: Data, wasChunked: Bool = false) {
             self.method = method
             self.target = target
             self.headers = headers
@@ -151,7 +151,7 @@ extension LoopbackServer {
         /// A client connected.
         case connected
         /// A whole request arrived, with its method and target.
-        case received(method: String, target: String)
+        case received(method: HTTPMethod, target: String)
         /// The answer to a request was sent in full.
         case answered(target: String)
         /// The client hung up before the answer to a request was complete.

@@ -67,7 +67,7 @@ public final class LoopbackServer: Sendable {
     ///   - method: The method to match, or `nil` for any.
     ///   - handler: Produces the answer; a thrown error becomes a `500`.
     public func route(_ path: String, method: HTTPMethod? = nil, handler: @escaping Handler) {
-        core.route(path.hasPrefix("/") ? path : "/" + path, method: method?.rawValue, handler: handler)
+        core.route(path.hasPrefix("/") ? path : "/" + path, method: method, handler: handler)
     }
 
     /// Every request received so far, in order of arrival.
@@ -115,7 +115,7 @@ extension LoopbackServer {
         let log = Log()
         let waiters: Waiters<[Event]>
         private let lock = NSLock()
-        private var routes: [(method: String?, path: String, handler: Handler)] = []
+        private var routes: [(method: HTTPMethod?, path: String, handler: Handler)] = []
         private var openSockets: Set<Int32> = []
         private var stopped = false
 
@@ -128,7 +128,7 @@ extension LoopbackServer {
             waiters = Waiters { [log] in log.events }
         }
 
-        func route(_ path: String, method: String?, handler: @escaping Handler) {
+        func route(_ path: String, method: HTTPMethod?, handler: @escaping Handler) {
             lock.withLock {
                 routes.removeAll { $0.method == method && $0.path == path }
                 routes.append((method, path, handler))

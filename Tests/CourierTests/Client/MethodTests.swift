@@ -25,11 +25,13 @@ extension Endpoint where Response == [Order] {
     func methods(_ name: String) async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
-        backend.server.route("/v1/thing", method: HTTPMethod(name)) { request in .envelope(data: request.method) }
+        backend.server.route("/v1/thing", method: HTTPMethod(name)) { request in
+            .envelope(data: request.method.rawValue)
+        }
         let echoed = try await backend.client.send(
             Endpoint<String>(method: HTTPMethod(name), path: "thing", decoding: .envelope))
         #expect(echoed == name)
-        #expect(backend.server.requests.first?.method == name)
+        #expect(backend.server.requests.first?.method == HTTPMethod(name))
     }
 
     @Test("HEAD returns status and headers and no body")

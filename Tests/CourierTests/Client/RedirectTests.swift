@@ -68,7 +68,7 @@ import Testing
         defer { backend.server.stop() }
         backend.server.route("/v1/old") { _ in .init(status: status, headers: ["Location": "/v1/new"]) }
         backend.server.route("/v1/new") { request in
-            .envelope(data: request.method + " " + String(decoding: request.body, as: UTF8.self))
+            .envelope(data: request.method.rawValue + " " + String(decoding: request.body, as: UTF8.self))
         }
         let echoed = try await backend.client.send(
             Endpoint<String>.post("old", body: .data(Data("amount=10".utf8), contentType: "text/plain")))
@@ -102,7 +102,7 @@ import Testing
         defer { backend.server.stop() }
         backend.server.route("/v1/old") { _ in .init(status: status, headers: ["Location": "/v1/new"]) }
         backend.server.route("/v1/new") { request in
-            .envelope(data: request.method + " " + String(decoding: request.body, as: UTF8.self))
+            .envelope(data: request.method.rawValue + " " + String(decoding: request.body, as: UTF8.self))
         }
         let endpoint = Endpoint<String>(
             method: method, path: "old", body: .data(Data("name=new".utf8), contentType: "text/plain"),

@@ -11,7 +11,7 @@ import Testing
         let backend = try Backend()
         defer { backend.server.stop() }
         for method in [HTTPMethod.get, .post, .put, .patch, .delete] {
-            backend.server.route("/v1/thing", method: method) { request in .text(request.method, status: 201) }
+            backend.server.route("/v1/thing", method: method) { request in .text(request.method.rawValue, status: 201) }
         }
         let endpoints: [Endpoint<HTTPResponse>] = [
             .get("thing", decoding: .response), .post("thing", decoding: .response),

@@ -12,7 +12,7 @@ enum WireSignature {
         let (query, form, bodyForHash) = split(request)
         let sorted = sortedPairs(query + form)
         let bodyHash = try await OpenSSL.digest(bodyForHash, arguments: ["-sha256"])
-        return [request.method, request.path, sorted, timestamp, nonce, bodyHash].joined(separator: "\n")
+        return [request.method.rawValue, request.path, sorted, timestamp, nonce, bodyHash].joined(separator: "\n")
     }
 
     /// The v2 canonical string of a received request: the marker, method, `Host` header
@@ -26,7 +26,7 @@ enum WireSignature {
         if host.hasSuffix(":80") { host.removeLast(3) }  // the test servers speak plain http
         let bodyHash = try await OpenSSL.digest(bodyForHash, arguments: ["-sha256"])
         return [
-            "COURIER-V2", request.method, host, request.path, sortedPairs(query), sortedPairs(form), bodyHash,
+            "COURIER-V2", request.method.rawValue, host, request.path, sortedPairs(query), sortedPairs(form), bodyHash,
             timestamp,
             nonce,
         ]
