@@ -100,15 +100,23 @@ extension LoopbackServer {
             Response(status: status, headers: ["Content-Type": contentType], body: Data(text.utf8))
         }
 
-        /// An envelope answer, `{"code": …, "msg": …, "data": …}`.
+        /// An envelope answer, `{"code": …, "msg": …, "data": …}` under the keys `format` names.
+        /// A payload that cannot be encoded as JSON gives a `500` that says so.
         /// - Parameters:
         ///   - code: The business code.
         ///   - message: The message.
         ///   - data: The payload, encoded as JSON.
+        ///   - format: The keys to use, as the client's ``EnvelopeFormat`` reads them.
         /// - Returns: The answer.
-        public static func envelope(code: Int = 0, message: String = "ok", data: some Encodable) -> Response {
-            let body = (try? JSONEncoder().encode(EnvelopeBody(code: code, msg: message, data: data))) ?? Data()
-            return Response(status: 200, headers: ["Content-Type": "application/json"], body: body)
+        public static func envelope(
+            code: Int = 0, message: String = "ok", data: some Encodable, format: EnvelopeFormat = .standard
+        ) -> Response {
+            do {
+                let body = try EnvelopeText.encode(code: code, message: message, data: data, format: format)
+                return Response(status: 200, headers: ["Content-Type": "application/json"], body: body)
+            } catch {
+                return .text("The envelope's payload could not be encoded: \(error)", status: 500)
+            }
         }
 
         /// A copy that is sent after a delay.
@@ -128,12 +136,6 @@ extension LoopbackServer {
             copy.fault = fault
             return copy
         }
-    }
-
-    private struct EnvelopeBody<T: Encodable>: Encodable {
-        let code: Int
-        let msg: String
-        let data: T
     }
 
     /// A misbehaviour the server can act out.

@@ -27,20 +27,26 @@ public final class MockTransport: Transport, @unchecked Sendable {
     private var recorded: [HTTPRequest] = []
     private var queue: [Result<HTTPResponse, NetworkError>]
     private let responder: Responder?
+    private let delay: Duration
 
     /// Creates a transport that answers every request with a closure.
     /// - Parameter responder: Produces the answer; an error it throws is thrown by `send`.
     public init(_ responder: @escaping Responder) {
         self.responder = responder
         self.queue = []
+        self.delay = .zero
     }
 
     /// Creates a transport that answers requests with canned results, one each, in order.
     /// A request beyond the last one fails with ``NetworkError/Code/transport``.
-    /// - Parameter results: The answers or errors, in order.
-    public init(results: [Result<HTTPResponse, NetworkError>]) {
+    /// - Parameters:
+    ///   - results: The answers or errors, in order.
+    ///   - delay: How long each answer takes; cancelling the request meanwhile throws
+    ///     ``NetworkError/Code/cancelled``.
+    public init(results: [Result<HTTPResponse, NetworkError>], delay: Duration = .zero) {
         self.responder = nil
         self.queue = results
+        self.delay = delay
     }
 
     /// Every request sent so far, in order.
@@ -62,6 +68,11 @@ public final class MockTransport: Transport, @unchecked Sendable {
             return responder == nil ? (queue.isEmpty ? nil : queue.removeFirst()) : nil
         }
         if let responder { return try await responder(request) }
+        if delay > .zero {
+            do { try await Task.sleep(for: delay) } catch {
+                throw NetworkError(.cancelled, "The request was cancelled.")
+            }
+        }
         guard let next else { throw NetworkError(.transport, "MockTransport has no answer left.") }
         return try next.get()
     }
@@ -72,8 +83,40 @@ extension HTTPResponse {
     /// - Parameters:
     ///   - text: The JSON text.
     ///   - status: The status code.
+    ///   - headers: More header fields.
     /// - Returns: The response, with `Content-Type: application/json`.
-    public static func json(_ text: String, status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
+    public static func json(_ text: String, status: Int = 200, headers: HTTPHeaders = [:]) -> HTTPResponse {
+        var fields: HTTPHeaders = ["Content-Type": "application/json"]
+        for field in headers { fields[field.name] = field.value }
+        return HTTPResponse(status: status, headers: fields, body: Data(text.utf8))
+    }
+
+    /// A text answer, for ``MockTransport``.
+    /// - Parameters:
+    ///   - text: The text, sent as UTF-8.
+    ///   - status: The status code.
+    ///   - contentType: The media type (its `charset` is `utf-8`).
+    /// - Returns: The response.
+    public static func text(_ text: String, status: Int = 200, contentType: String = "text/plain") -> HTTPResponse {
+        HTTPResponse(
+            status: status, headers: ["Content-Type": "\(contentType); charset=utf-8"], body: Data(text.utf8))
+    }
+
+    /// An envelope answer, for ``MockTransport``: `{"code": …, "msg": …, "data": …}` under the
+    /// keys `format` names.
+    /// - Parameters:
+    ///   - code: The business code.
+    ///   - message: The message.
+    ///   - data: The payload, encoded as JSON.
+    ///   - format: The keys to use, as the client's ``EnvelopeFormat`` reads them.
+    ///   - status: The status code.
+    /// - Returns: The response.
+    /// - Throws: `EncodingError` when `data` cannot be encoded as JSON.
+    public static func envelope(
+        code: Int = 0, message: String = "ok", data: some Encodable, format: EnvelopeFormat = .standard,
+        status: Int = 200
+    ) throws -> HTTPResponse {
+        let body = try EnvelopeText.encode(code: code, message: message, data: data, format: format)
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body)
     }
 }

@@ -26,4 +26,59 @@ import Testing
             configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
         #expect(try await client.send(Endpoint<String>.get("s", query: ["q": "tea"])) == "GET tea")
     }
+
+    static let custom = EnvelopeFormat(codeKey: "errno", messageKey: "errmsg", dataKey: "result", successCodes: [200])
+
+    @Test("the envelope helpers write the keys of the client's envelope format")
+    func envelopeFormat() async throws {
+        let transport = MockTransport(results: [
+            .success(try .envelope(code: 200, data: ["tea"], format: Self.custom)),
+            .success(try .envelope(code: 7, message: "sold out", data: [String](), format: Self.custom)),
+        ])
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: URL(string: "https://api.example.com/")!, envelope: Self.custom, transport: transport))
+        #expect(try await client.send(Endpoint<[String]>.get("menu")) == ["tea"])
+        let failed = await networkError { _ = try await client.send(Endpoint<[String]>.get("menu")) }
+        #expect(failed?.code == .business)
+        #expect(failed?.businessCode == 7)
+        #expect(failed?.businessMessage == "sold out")
+
+        let backend = try Backend { $0.envelope = Self.custom }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/menu") { _ in .envelope(code: 200, data: ["cake"], format: Self.custom) }
+        #expect(try await backend.client.send(Endpoint<[String]>.get("menu")) == ["cake"])
+    }
+
+    @Test("canned answers can take their time, and a request cancelled meanwhile throws cancelled")
+    func delayedAnswers() async throws {
+        let transport = MockTransport(
+            results: [.success(.json(#"{"code":0,"data":1}"#)), .success(.json(#"{"code":0,"data":2}"#))],
+            delay: .milliseconds(200))
+        let client = NetworkClient(
+            configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
+        let started = ContinuousClock.now
+        #expect(try await client.send(Endpoint<Int>.get("a")) == 1)
+        #expect(ContinuousClock.now - started >= .milliseconds(200))
+
+        let waiting = Task { await networkError { _ = try await client.send(Endpoint<Int>.get("b")) } }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        #expect(await waiting.value?.code == .cancelled)
+    }
+
+    @Test("JSON and text answers carry their status and headers")
+    func statusAndHeaders() async throws {
+        let transport = MockTransport(results: [
+            .success(.json(#"{"code":0,"data":1}"#, status: 201, headers: ["ETag": "\"v1\""])),
+            .success(.text("héllo", status: 202)),
+        ])
+        let client = NetworkClient(
+            configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
+        let response = try await client.send(.get("a", decoding: .response))
+        #expect(response.status == 201)
+        #expect(response.headers["ETag"] == "\"v1\"")
+        #expect(response.headers["Content-Type"] == "application/json")
+        #expect(try await client.send(.get("b", decoding: .text)) == "héllo")
+    }
 }
