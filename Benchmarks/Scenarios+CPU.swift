@@ -43,7 +43,7 @@ extension Scenarios {
     func s6Signing() async throws -> [Measurement] {
         let signer = SigningInterceptor(.hmacSHA256(secret: Data("benchmark-key".utf8)))
         var query = Parameters()
-        for index in 0..<10 { query.append("param\(index)", "value \(index) & more") }
+        for index in 0..<10 { query.append(name: "param\(index)", value: "value \(index) & more") }
         let request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/v1/orders")!, query: query)
         let signs = quick ? 2_000 : 20_000
         let perSign = await Harness.seconds { for _ in 0..<signs { _ = signer.sign(request) } } / Double(signs)

@@ -55,7 +55,9 @@ extension FuzzTarget {
                 decoded == piece, "percent round trip of \(piece.debugDescription) gave \(decoded.debugDescription)")
         }
         var built = Parameters()
-        for index in stride(from: 0, to: pieces.count - 1, by: 2) { built.append(pieces[index], pieces[index + 1]) }
+        for index in stride(from: 0, to: pieces.count - 1, by: 2) {
+            built.append(name: pieces[index], value: pieces[index + 1])
+        }
         let parsed = Parameters.decoding(Substring(built.encoded))
         require(parsed == built, "\(built.encoded.debugDescription) decoded to other parameters")
         // Whatever a server or a user wrote: decoding is stable once the text was taken in.

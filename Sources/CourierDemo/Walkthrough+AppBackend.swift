@@ -14,7 +14,7 @@ extension Walkthrough {
         let base = server.baseURL.appendingPathComponent("api/v1/")
         let plain = NetworkClient(configuration: .init(baseURL: base))
         let events = SessionEvents()
-        let watcher = Task { for await event in events.stream() { print("   session event: \(event)") } }
+        let watcher = Task { for await event in events.updates() { print("   session event: \(event)") } }
         let client = NetworkClient(
             configuration: .init(
                 baseURL: base,

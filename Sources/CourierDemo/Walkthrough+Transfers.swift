@@ -17,14 +17,14 @@ extension Walkthrough {
             form.append(name: "video", fileAt: video)
             form.append(name: "cover", data: Data("not really a png".utf8), filename: "cover.png")
             let upload = client.upload(.upload(form))
-            await ProgressBar(label: "upload  ").follow(upload.progress)
+            await ProgressBar(label: "upload  ").follow(upload.progressUpdates())
             let stored = try await upload.value
             print("   server stored: \(stored.joined(separator: ", "))")
         }
         await step {
             let destination = folder.appendingPathComponent("report.bin")
             let first = client.download(.report, to: destination)
-            await ProgressBar(label: "download").follow(first.progress)
+            await ProgressBar(label: "download").follow(first.progressUpdates())
             do {
                 _ = try await first.value
             } catch let error as NetworkError {
@@ -33,7 +33,7 @@ extension Walkthrough {
                 let exists = FileManager.default.fileExists(atPath: destination.path)
                 print("   at the destination: \(exists ? "a half file (wrong!)" : "nothing")")
                 let resumed = client.resumeDownload(resumeData)
-                await ProgressBar(label: "resume  ").follow(resumed.progress)
+                await ProgressBar(label: "resume  ").follow(resumed.progressUpdates())
                 let file = try await resumed.value
                 print(
                     "   resumed from byte \(file.resumedFrom) (HTTP \(file.status)); \(file.byteCount) bytes at \(file.url.lastPathComponent)"

@@ -56,7 +56,7 @@ extension LoopbackServer.Request {
         var headers = HTTPHeaders()
         for line in head.components(separatedBy: "\r\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.add(
+            headers.append(
                 name: String(line[..<colon]),
                 value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }

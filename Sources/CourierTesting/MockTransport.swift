@@ -87,7 +87,7 @@ extension HTTPResponse {
     /// - Returns: The response, with `Content-Type: application/json`.
     public static func json(_ text: String, status: Int = 200, headers: HTTPHeaders = [:]) -> HTTPResponse {
         var fields: HTTPHeaders = ["Content-Type": "application/json"]
-        for field in headers { fields[field.name] = field.value }
+        fields.merge(headers)
         return HTTPResponse(status: status, headers: fields, body: Data(text.utf8))
     }
 

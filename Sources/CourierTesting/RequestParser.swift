@@ -189,7 +189,7 @@ package struct RequestParser {
             guard !trimmed.contains(where: { $0 == 0x00 || $0 == 0x0D || $0 == 0x0A }) else {
                 return fail(400, "A header value holds CR, LF or NUL.")
             }
-            headers.add(name: Self.text(line[..<colon]), value: Self.text(trimmed))
+            headers.append(name: Self.text(line[..<colon]), value: Self.text(trimmed))
         }
         let head = Head(
             method: Self.text(requestLine[0]), target: Self.text(requestLine[1]), version: Self.text(requestLine[2]),

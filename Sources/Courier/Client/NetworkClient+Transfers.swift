@@ -7,7 +7,7 @@ extension NetworkClient {
     ///
     /// ```swift
     /// let task = client.upload(Endpoint<Media>.post("media", body: .multipart(form)))
-    /// for await step in task.progress { print(step) }
+    /// for await step in task.progressUpdates() { print(step) }
     /// let media = try await task.value
     /// ```
     ///

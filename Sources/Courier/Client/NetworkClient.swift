@@ -62,15 +62,6 @@ public actor NetworkClient {
         }
     }
 
-    /// A download endpoint is not sent: ``download(_:to:overwrite:)`` stores its answer in a
-    /// file.
-    /// - Parameter endpoint: The download endpoint.
-    /// - Returns: Nothing: this cannot be called.
-    @available(*, unavailable, message: "a download endpoint is sent with download(_:to:overwrite:)")
-    public nonisolated func send(_ endpoint: Endpoint<DownloadedFile>) async throws(NetworkError) -> DownloadedFile {
-        throw NetworkError(.invalidRequest, "A download endpoint is sent with download(_:to:overwrite:), not send(_:).")
-    }
-
     /// What the reachability monitor says now (``ReachabilityStatus/unknown`` without one).
     public nonisolated var reachabilityStatus: ReachabilityStatus {
         configuration.reachability?.status ?? .unknown

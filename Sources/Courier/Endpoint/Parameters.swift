@@ -66,7 +66,7 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// - Parameters:
     ///   - name: The unencoded name.
     ///   - value: The unencoded value.
-    public mutating func append(_ name: String, _ value: String) {
+    public mutating func append(name: String, value: String) {
         items.append(Item(name: name, value: value))
     }
 

@@ -81,20 +81,21 @@ extension ResponseDecoding where Response == Data {
 
 extension ResponseDecoding where Response == String {
     /// The body as text, in the `charset` its `Content-Type` names (UTF-8 when it names none):
-    /// UTF-8, US-ASCII, ISO-8859-1, Windows-1252 or UTF-16. Bytes that are not text in that
-    /// charset, or a charset Courier cannot read, throw ``NetworkError/Code/decodingFailed``.
+    /// `utf-8`, `us-ascii`, `iso-8859-1`, `windows-1252`, `utf-16` (big-endian unless a byte
+    /// order mark says otherwise), `utf-16le` or `utf-16be`. A byte order mark is dropped.
+    /// Bytes that are not text in that charset, or another charset, throw
+    /// ``NetworkError/Code/decodingFailed``.
     public static var text: Self {
         Self(checksContentType: false) { (response, _) throws(NetworkError) in
             let name = TextCharset.name(inContentType: response.headers["Content-Type"]) ?? "utf-8"
+            let shown = "\"\(name.prefix(40))\""
             guard let encoding = TextCharset.encoding(named: name) else {
-                var error = NetworkError(.decodingFailed, "The answer's charset \(name) is not one Courier reads.")
+                var error = NetworkError(.decodingFailed, "The answer's charset \(shown) is not one Courier reads.")
                 error.body = response.body
                 throw error
             }
-            var body = response.body
-            if encoding == .utf8, body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-            guard let text = String(data: body, encoding: encoding) else {
-                var error = NetworkError(.decodingFailed, "The body is not \(name) text.")
+            guard let text = TextCharset.decode(response.body, as: encoding) else {
+                var error = NetworkError(.decodingFailed, "The body is not \(shown) text.")
                 error.body = response.body
                 throw error
             }

@@ -3,15 +3,14 @@ import Foundation
 /// The `charset` parameter of a `Content-Type` and the text encodings Courier reads.
 enum TextCharset {
     /// The `charset` parameter of a `Content-Type` value, lower-cased and unquoted, or `nil`
-    /// when it has none.
+    /// when it has none. A `;` or `=` inside a quoted parameter value is part of that value.
     static func name(inContentType value: String?) -> String? {
         guard let value else { return nil }
-        for parameter in value.split(separator: ";").dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else {
-                continue
-            }
-            var name = pair[1].trimmingCharacters(in: .whitespaces)
+        for parameter in parameters(of: value).dropFirst() {
+            guard let equals = parameter.firstIndex(of: "=") else { continue }
+            let key = parameter[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            guard key == "charset" else { continue }
+            var name = parameter[parameter.index(after: equals)...].trimmingCharacters(in: .whitespaces)
             if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") {
                 name = String(name.dropFirst().dropLast())
             }
@@ -32,5 +31,44 @@ enum TextCharset {
         case "utf-16be": .utf16BigEndian
         default: nil
         }
+    }
+
+    /// The text of `body` in `encoding`, or `nil` when the bytes are not text in it. A byte
+    /// order mark is dropped (Foundation drops UTF-8's and reads `utf-16`'s; the explicit
+    /// UTF-16 orders are dropped here). UTF-16 needs an even number of bytes, and without a
+    /// byte order mark `utf-16` is big-endian (RFC 2781).
+    static func decode(_ body: Data, as encoding: String.Encoding) -> String? {
+        var bytes = body
+        switch encoding {
+        case .utf16, .utf16LittleEndian, .utf16BigEndian:
+            guard bytes.count.isMultiple(of: 2) else { return nil }
+            if encoding == .utf16LittleEndian, bytes.starts(with: [0xFF, 0xFE]) { bytes = bytes.dropFirst(2) }
+            if encoding == .utf16BigEndian, bytes.starts(with: [0xFE, 0xFF]) { bytes = bytes.dropFirst(2) }
+        default: break
+        }
+        return String(data: Data(bytes), encoding: encoding)
+    }
+
+    /// The `;`-separated parts of a header value, a quoted string kept whole.
+    private static func parameters(of value: String) -> [Substring] {
+        var parts: [Substring] = []
+        var start = value.startIndex
+        var quoted = false
+        var escaped = false
+        for index in value.indices {
+            let character = value[index]
+            if escaped {
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == ";", !quoted {
+                parts.append(value[start..<index])
+                start = value.index(after: index)
+            }
+        }
+        parts.append(value[start...])
+        return parts
     }
 }

@@ -11,7 +11,7 @@ import Foundation
 /// ```swift
 /// do {
 ///     let orders = try await client.send(.orders(page: 1))
-/// } catch let error as NetworkError where error.code == .business {
+/// } catch where error.code == .business {  // `send` throws only NetworkError
 ///     print(error.businessCode ?? 0, error.message)
 /// }
 /// ```

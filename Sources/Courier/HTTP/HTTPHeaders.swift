@@ -1,6 +1,6 @@
 /// An ordered list of HTTP header fields with case-insensitive lookup.
 ///
-/// Setting a field replaces every field of the same name; ``add(name:value:)`` keeps
+/// Setting a field replaces every field of the same name; ``append(name:value:)`` keeps
 /// earlier ones (for headers that may repeat).
 ///
 /// ```swift
@@ -65,7 +65,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, S
     /// - Parameters:
     ///   - name: The field name.
     ///   - value: The field value.
-    public mutating func add(name: String, value: String) {
+    public mutating func append(name: String, value: String) {
         fields.append(Field(name: name, value: value))
     }
 

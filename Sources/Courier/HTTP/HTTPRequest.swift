@@ -178,7 +178,7 @@ public struct HTTPRequest: Sendable {
         if case .multipart = body {
             result["Content-Type"] = contentType
         } else if result["Content-Type"] == nil {
-            result.add(name: "Content-Type", value: contentType)
+            result.append(name: "Content-Type", value: contentType)
         }
         return result
     }

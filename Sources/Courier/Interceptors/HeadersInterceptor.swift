@@ -45,7 +45,7 @@ public struct HeadersInterceptor: Interceptor {
         var request = request
         // The transport refuses a field that is not valid (``HTTPRequest/checkWireSafety()``).
         for field in added where request.headers[field.name] == nil {
-            request.headers.add(name: field.name, value: field.value)
+            request.headers.append(name: field.name, value: field.value)
         }
         return try await next(request)
     }

@@ -15,7 +15,7 @@ public enum SessionEvent: Sendable, Hashable {
 ///
 /// ```swift
 /// let events = SessionEvents()
-/// Task { for await event in events.stream() where event == .sessionExpired { showLogin() } }
+/// Task { for await event in events.updates() where event == .sessionExpired { showLogin() } }
 /// ```
 ///
 /// `@unchecked Sendable`: `listeners` is guarded by `lock`.
@@ -28,7 +28,7 @@ public final class SessionEvents: @unchecked Sendable {
 
     /// A new stream of the events from now on; it ends when the consumer stops iterating.
     /// - Returns: The stream.
-    public func stream() -> AsyncStream<SessionEvent> {
+    public func updates() -> AsyncStream<SessionEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: SessionEvent.self, bufferingPolicy: .bufferingNewest(32))
         let id = UUID()

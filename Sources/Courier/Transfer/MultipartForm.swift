@@ -92,7 +92,7 @@ public struct MultipartForm: Sendable, Hashable {
     ///   - name: The field name.
     ///   - value: The text.
     public mutating func append(name: String, value: String) {
-        fields.append(name, value)
+        fields.append(name: name, value: value)
     }
 
     /// Appends a file from memory.

@@ -1,10 +1,10 @@
 import Foundation
 
-/// A running upload or download: await its ``value`` and follow its ``progress`` at once.
+/// A running upload or download: await its ``value`` and follow its ``progressUpdates()`` at once.
 ///
 /// ```swift
 /// let task = client.download(.report(id), to: destination)
-/// Task { for await step in task.progress { bar.update(step.fraction ?? 0) } }
+/// Task { for await step in task.progressUpdates() { bar.update(step.fraction ?? 0) } }
 /// let file = try await task.value
 /// ```
 ///
@@ -22,8 +22,9 @@ public struct TransferTask<Value: Sendable>: Sendable {
 
     /// A new stream of progress: the latest value first, then each advance, monotonic, ending
     /// when the transfer ends, at the total when it succeeded. A slow reader skips to the
-    /// newest value rather than queueing them. Each read of the property is its own stream.
-    public var progress: AsyncStream<TransferProgress> { reporter.broadcaster.stream() }
+    /// newest value rather than queueing them. Each call returns a stream of its own.
+    /// - Returns: The stream.
+    public func progressUpdates() -> AsyncStream<TransferProgress> { reporter.broadcaster.stream() }
 
     /// The latest progress.
     public var currentProgress: TransferProgress { reporter.current }

@@ -78,8 +78,8 @@ import Testing
         }
         let changes: [@Sendable (inout HTTPRequest) -> Void] = [
             { $0.headers["X-Trace"] = "1\r\nX-Injected: 1" },
-            { $0.headers.add(name: "X-Injected: 1\r\nX-Trace", value: "1") },
-            { $0.headers.add(name: "Bad Name", value: "1") },
+            { $0.headers.append(name: "X-Injected: 1\r\nX-Trace", value: "1") },
+            { $0.headers.append(name: "Bad Name", value: "1") },
             { $0.method = HTTPMethod("GET /x HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET") },
             { $0.method = HTTPMethod("") },
         ]

@@ -42,6 +42,11 @@ import Testing
         ("text/plain; charset=\"iso-8859-1\"", [0x68, 0xE9], "hé"),
         ("text/html;CHARSET=windows-1252", [0x80], "€"),
         ("text/plain; charset=utf-16le", [0x68, 0x00, 0xE9, 0x00], "hé"),
+        ("text/plain; charset=utf-16le", [0xFF, 0xFE, 0x68, 0x00], "h"),
+        ("text/plain; charset=utf-16be", [0xFE, 0xFF, 0x00, 0x68], "h"),
+        ("text/plain; charset=utf-16", [0x00, 0x68, 0x00, 0xE9], "hé"),
+        ("text/plain; charset=utf-16", [0xFF, 0xFE, 0x68, 0x00], "h"),
+        ("text/plain; title=\"a;charset=iso-8859-1\"; charset=utf-8", [0xC3, 0xA9], "é"),
     ]
 
     @Test("text is read in the answer's charset", arguments: texts)
@@ -58,6 +63,8 @@ import Testing
         ("text/plain", [0x68, 0xFF, 0xFE]),
         ("text/plain; charset=us-ascii", [0xC3, 0xA9]),
         ("text/plain; charset=klingon", Array("qapla'".utf8)),
+        ("text/plain; charset=utf-16le", [0x68, 0x00, 0xE9]),
+        ("text/plain; charset=\"\"", Array("x".utf8)),
     ]
 
     @Test(
@@ -111,7 +118,17 @@ import Testing
             let typed: NetworkError = error
             #expect(typed.status == 410)
         }
-        backend.client.cancelAll()
-        #expect(backend.client.activeRequestCount == 0)
+
+        backend.server.route("/v1/slow") { _ in LoopbackServer.Response.envelope(data: 1).delayed(by: .seconds(5)) }
+        let client = backend.client
+        let slow = Task { await networkError { _ = try await client.send(Endpoint<Int>.get("slow")) } }
+        #expect(
+            await backend.server.waitForEvents {
+                $0.contains(.received(method: .get, target: "/v1/slow"))
+            })
+        #expect(client.activeRequestCount == 1)
+        client.cancelAll()
+        #expect(await slow.value?.code == .cancelled)
+        #expect(client.activeRequestCount == 0)
     }
 }

@@ -5,7 +5,7 @@ import Testing
     @Test("lookup ignores case; setting replaces every field of that name; add keeps them")
     func semantics() {
         var headers: HTTPHeaders = ["Accept": "application/json", "X-Tag": "a"]
-        headers.add(name: "x-tag", value: "b")
+        headers.append(name: "x-tag", value: "b")
         #expect(headers["ACCEPT"] == "application/json")
         #expect(headers.fields.filter { $0.name.lowercased() == "x-tag" }.map(\.value) == ["a", "b"])
         headers["X-TAG"] = "c"

@@ -15,7 +15,7 @@ private struct Tracer: Interceptor {
     {
         log.append("in:\(name)")
         var request = request
-        request.headers.add(name: "X-Trace", value: name)
+        request.headers.append(name: "X-Trace", value: name)
         let response = try await next(request)
         log.append("out:\(name)")
         return response

@@ -59,7 +59,7 @@ import Testing
         let backend = try Backend99()
         defer { backend.server.stop() }
         let events = SessionEvents()
-        var observed = events.stream().makeAsyncIterator()
+        var observed = events.updates().makeAsyncIterator()
         let (client, layer) = backend.client(session: Session(), events: events)
         let results = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<200 { group.addTask { try await client.send(Endpoint<String>.get("data")) } }
@@ -106,7 +106,7 @@ import Testing
         let backend = try Backend99()
         defer { backend.server.stop() }
         let events = SessionEvents()
-        var observed = events.stream().makeAsyncIterator()
+        var observed = events.updates().makeAsyncIterator()
         let (client, _) = backend.client(session: Session(), events: events)
         let error = await networkError { _ = try await client.send(Endpoint<String>.get("elsewhere")) }
         #expect(error?.code == .sessionExpired)

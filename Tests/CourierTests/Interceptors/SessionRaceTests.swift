@@ -116,7 +116,7 @@ import Testing
         let server = try Self.loggedOutBackend()
         defer { server.stop() }
         let events = SessionEvents()
-        let stream = events.stream()
+        let stream = events.updates()
         struct Refused: Error {}
         let gate = Gate()
         let client = Self.client(
@@ -143,7 +143,7 @@ import Testing
         let server = try Self.loggedOutBackend()
         defer { server.stop() }
         let events = SessionEvents()
-        let stream = events.stream()
+        let stream = events.updates()
         struct Refused: Error {}
         let client = Self.client(server, [.reLogin(codes: [99], events: events) { throw Refused() }])
         // The first session ends; the user logs in on the login screen (outside the layer);
@@ -192,7 +192,7 @@ import Testing
         defer { server.stop() }
         let logins = Counter()
         let events = SessionEvents()
-        let stream = events.stream()
+        let stream = events.updates()
         let layer = ReLoginInterceptor(codes: [99], events: events, limit: 2, window: .seconds(60)) {
             _ = logins.increment()
         }

@@ -128,7 +128,7 @@ import Testing
         defer { backend.server.stop() }
         backend.server.route("/v1/media") { _ in .envelope(data: Media(id: 2)) }
         let task = backend.client.upload(Endpoint<Media>.post("media", body: .multipart(try largeForm(in: directory))))
-        let seen = collect(task.progress)
+        let seen = collect(task.progressUpdates())
 
         _ = try await task.value
         let values = await seen.value

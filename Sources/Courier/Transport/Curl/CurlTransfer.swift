@@ -432,7 +432,7 @@
                 headers = HTTPHeaders()
                 headComplete = false
             } else if let (name, value) = text.field {
-                headers.add(name: name, value: value)
+                headers.append(name: name, value: value)
             } else if text.isBlank, status >= 200, !headComplete {
                 headComplete = true
                 do throws(NetworkError) {

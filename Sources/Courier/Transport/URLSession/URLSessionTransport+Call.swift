@@ -271,7 +271,7 @@ extension URLSessionTransport {
                 url = response.url
                 var headers = HTTPHeaders()
                 for (name, value) in response.allHeaderFields {
-                    headers.add(
+                    headers.append(
                         name: name as? String ?? String(describing: name),
                         value: value as? String ?? String(describing: value))
                 }
