@@ -25,8 +25,29 @@ public struct LogEntry: Sendable, Hashable {
         case detail
     }
 
+    /// How much an entry matters, for sinks that filter or route by level.
+    public enum Level: Int, Sendable, Hashable, Comparable {
+        /// Headers, bodies and `curl` commands (``Event/detail``).
+        case debug
+        /// A request, or an answer with a status below 400.
+        case info
+        /// An answer with a status of 400 or more.
+        case warning
+        /// A request that failed with an error (``Event/failure``).
+        case error
+
+        /// Whether `lhs` matters less than `rhs`.
+        /// - Parameters:
+        ///   - lhs: A level.
+        ///   - rhs: Another level.
+        /// - Returns: `true` when `lhs` comes before `rhs` in debug, info, warning, error.
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
     /// What the entry reports.
     public var event: Event
+    /// How much it matters.
+    public var level: Level
     /// Direction, method, status or error code, duration and size: `← 200 GET (3 ms, 412 bytes)`.
     public var summary: String
     /// The URL (secrets redacted), or the headers or body snippet of a detail entry.
@@ -35,10 +56,21 @@ public struct LogEntry: Sendable, Hashable {
     /// Creates an entry.
     /// - Parameters:
     ///   - event: What it reports.
+    ///   - level: How much it matters; by default ``Level/error`` for a failure,
+    ///     ``Level/debug`` for a detail and ``Level/info`` otherwise.
     ///   - summary: The part that says nothing about the user.
     ///   - details: The part that may.
-    public init(event: Event, summary: String, details: String) {
+    public init(event: Event, level: Level? = nil, summary: String, details: String) {
         self.event = event
+        self.level =
+            level
+            ?? {
+                switch event {
+                case .failure: .error
+                case .detail: .debug
+                case .request, .response: .info
+                }
+            }()
         self.summary = summary
         self.details = details
     }
@@ -71,15 +103,22 @@ public struct LoggingInterceptor: Interceptor {
     private let sink: any LogSink
     private let includesDetails: Bool
     private let secretKeys: Set<String>
+    private let includesCurlCommands: Bool
 
     /// Creates the layer.
     /// - Parameters:
     ///   - sink: Where lines go.
     ///   - includesDetails: Whether headers and bodies (a bounded snippet) are logged too.
+    ///   - includesCurlCommands: Whether each request is also logged as a redacted `curl`
+    ///     command (``HTTPRequest/curlCommand(secretKeys:)``), at ``LogEntry/Level/debug``.
     ///   - secretKeys: More parameter, header and JSON key names to redact.
-    public init(sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, secretKeys: Set<String> = []) {
+    public init(
+        sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false,
+        secretKeys: Set<String> = []
+    ) {
         self.sink = sink
         self.includesDetails = includesDetails
+        self.includesCurlCommands = includesCurlCommands
         self.secretKeys = Set(secretKeys.map { $0.lowercased() })
     }
 
@@ -99,6 +138,10 @@ public struct LoggingInterceptor: Interceptor {
         let method = request.method.rawValue
         let url = request.redactedURL(extra: secretKeys)
         sink.write(LogEntry(event: .request, summary: "→ \(method)", details: url))
+        if includesCurlCommands {
+            sink.write(
+                LogEntry(event: .detail, summary: "  curl:", details: request.curlCommand(secretKeys: secretKeys)))
+        }
         if includesDetails {
             sink.write(LogEntry(event: .detail, summary: "  headers:", details: redacted(request.wireHeaders)))
             switch request.body {
@@ -121,7 +164,8 @@ public struct LoggingInterceptor: Interceptor {
             let response = try await next(request)
             let size = response.bodyFile != nil ? "to a file" : "\(response.body.count) bytes"
             let summary = "← \(response.status) \(method) (\(milliseconds(since: start)) ms, \(size))"
-            sink.write(LogEntry(event: .response, summary: summary, details: url))
+            let level: LogEntry.Level = response.status >= 400 ? .warning : .info
+            sink.write(LogEntry(event: .response, level: level, summary: summary, details: url))
             if includesDetails, !response.body.isEmpty {
                 sink.write(LogEntry(event: .detail, summary: "  body:", details: snippet(response.body)))
             }
@@ -158,11 +202,16 @@ extension Interceptor where Self == LoggingInterceptor {
     /// - Parameters:
     ///   - sink: Where lines go.
     ///   - includesDetails: Whether headers and bodies are logged too.
+    ///   - includesCurlCommands: Whether each request is also logged as a redacted `curl`
+    ///     command.
     ///   - secretKeys: More names to redact.
     /// - Returns: The layer.
     public static func logging(
-        sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, secretKeys: Set<String> = []
+        sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false,
+        secretKeys: Set<String> = []
     ) -> Self {
-        LoggingInterceptor(sink: sink, includesDetails: includesDetails, secretKeys: secretKeys)
+        LoggingInterceptor(
+            sink: sink, includesDetails: includesDetails, includesCurlCommands: includesCurlCommands,
+            secretKeys: secretKeys)
     }
 }

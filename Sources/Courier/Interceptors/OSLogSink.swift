@@ -5,8 +5,8 @@
     ///
     /// Each entry's summary (direction, method, status, duration) is public; its details (the
     /// URL and its query, headers, bodies) are private unless `detailsArePublic`, so they show as
-    /// `<private>` outside a debugging session. Failures log at the error level, headers and
-    /// bodies at debug, the rest at info.
+    /// `<private>` outside a debugging session. Each entry's ``LogEntry/level`` picks the log
+    /// level: error, default (for a warning), info or debug.
     ///
     /// ```swift
     /// configuration.interceptors.append(.logging(sink: OSLogSink(subsystem: "com.example.app")))
@@ -37,10 +37,11 @@
             // The system keeps one log object per subsystem and category, so this is cheap.
             let logger = Logger(subsystem: subsystem, category: category)
             let level: OSLogType =
-                switch entry.event {
-                case .failure: .error
-                case .detail: .debug
-                case .request, .response: .info
+                switch entry.level {
+                case .error: .error
+                case .warning: .default
+                case .info: .info
+                case .debug: .debug
                 }
             if detailsArePublic {
                 logger.log(level: level, "\(entry.summary, privacy: .public) \(entry.details, privacy: .public)")
