@@ -30,13 +30,72 @@ package struct DecodingContext: Sendable {
     }
 }
 
+extension ResponseDecoding {
+    /// A decoding of your own. `decode` gets the whole answer and the client's JSON decoder;
+    /// an error it throws that is not a ``NetworkError`` becomes
+    /// ``NetworkError/Code/decodingFailed``, with the body attached.
+    ///
+    /// ```swift
+    /// extension ResponseDecoding where Response == [String] {
+    ///     static var lines: Self {
+    ///         Self { response, _ in String(decoding: response.body, as: UTF8.self).split(separator: "\n").map(String.init) }
+    ///     }
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - checkingContentType: Whether the answer's `Content-Type` must be one of the client's
+    ///     acceptable content types (as for ``envelope`` and ``json``).
+    ///   - decode: Turns the answer into the response.
+    public init(
+        checkingContentType: Bool = false,
+        _ decode: @escaping @Sendable (_ response: HTTPResponse, _ decoder: JSONDecoder) throws -> Response
+    ) {
+        self.init(checksContentType: checkingContentType) { (response, context) throws(NetworkError) in
+            do {
+                return try decode(response, context.decoder)
+            } catch let error as NetworkError {
+                throw error
+            } catch {
+                var failure = NetworkError(
+                    .decodingFailed, "The answer could not be decoded as \(String(describing: Response.self)).",
+                    underlying: error)
+                failure.body = response.body
+                throw failure
+            }
+        }
+    }
+}
+
 extension ResponseDecoding where Response: Decodable {
     /// The body is an envelope; its payload is returned, and a failing code throws
     /// ``NetworkError/Code/business`` with the code and message.
-    public static var envelope: Self {
+    public static var envelope: Self { envelope { $0.decoder } }
+
+    /// The body is an envelope, decoded with `decoder` instead of the client's (its settings
+    /// as they are now; the client's envelope format still applies).
+    /// - Parameter decoder: The decoder, for example one with another date strategy.
+    /// - Returns: The decoding.
+    public static func envelope(using decoder: JSONDecoder) -> Self {
+        let snapshot = decoder.copy(addingUserInfo: [:])
+        return envelope { snapshot.copy(addingUserInfo: [.envelopeFormat: $0.envelope]) }
+    }
+
+    /// The body is the `Response` as plain JSON, without an envelope.
+    public static var json: Self { json { $0.decoder } }
+
+    /// The body is the `Response` as plain JSON, decoded with `decoder` instead of the
+    /// client's (its settings as they are now).
+    /// - Parameter decoder: The decoder.
+    /// - Returns: The decoding.
+    public static func json(using decoder: JSONDecoder) -> Self {
+        let snapshot = decoder.copy(addingUserInfo: [:])
+        return json { _ in snapshot }
+    }
+
+    private static func envelope(decoder: @escaping @Sendable (DecodingContext) -> JSONDecoder) -> Self {
         Self(checksContentType: true) { (response, context) throws(NetworkError) in
             if response.body.isEmpty, let empty = emptyValue(Response.self) { return empty }
-            let envelope = try decodeJSON(BaseModel<Response>.self, from: response.body, context.decoder)
+            let envelope = try decodeJSON(BaseModel<Response>.self, from: response.body, decoder(context))
             guard envelope.isSuccess else {
                 var error = NetworkError(.business, envelope.message ?? context.envelope.defaultMessage)
                 error.businessCode = envelope.code
@@ -56,11 +115,10 @@ extension ResponseDecoding where Response: Decodable {
         }
     }
 
-    /// The body is the `Response` as plain JSON, without an envelope.
-    public static var json: Self {
+    private static func json(decoder: @escaping @Sendable (DecodingContext) -> JSONDecoder) -> Self {
         Self(checksContentType: true) { (response, context) throws(NetworkError) in
             if response.body.isEmpty, let empty = emptyValue(Response.self) { return empty }
-            return try decodeJSON(Response.self, from: response.body, context.decoder)
+            return try decodeJSON(Response.self, from: response.body, decoder(context))
         }
     }
 }
