@@ -112,6 +112,67 @@ import Testing
         #expect(directory.names == ["report.bin"])
     }
 
+    @Test("resume data saved as JSON continues the download in a new client, as after a relaunch")
+    func resumeAfterRelaunch() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        let content = patternedBytes(4_000_000, seed: 5)
+        backend.server.route("/v1/report", handler: Self.file(content, fault: .closeMidBody(afterBytes: Self.brokenAt)))
+        let destination = directory.file("report.bin")
+        let endpoint = Endpoint<DownloadedFile>.download("report", query: ["v": "2"], headers: ["X-Trace": "t1"])
+            .timeout(.seconds(9)).skipping("audit").maximumResponseBodySize(8_000_000)
+
+        let error = await networkError { _ = try await backend.client.download(endpoint, to: destination).value }
+        let saved = try JSONEncoder().encode(try #require(error?.resumeData))
+        let restored = try JSONDecoder().decode(DownloadResumeData.self, from: saved)
+
+        #expect(restored.endpoint.path == "report" && restored.endpoint.query["v"] == "2")
+        #expect(restored.endpoint.headers["X-Trace"] == "t1" && restored.endpoint.timeout == .seconds(9))
+        #expect(restored.endpoint.skippedLayers == ["audit"] && restored.endpoint.maximumResponseBodySize == 8_000_000)
+        let relaunched = NetworkClient(configuration: backend.client.configuration)
+        let file = try await relaunched.resumeDownload(restored).value
+        #expect(try Data(contentsOf: destination) == content)
+        #expect(file.status == 206 && file.resumedFrom == restored.bytesReceived && restored.bytesReceived > 0)
+        let resumed = try #require(backend.server.requests.last)
+        #expect(resumed.target == "/v1/report?v=2" && resumed.headers["X-Trace"] == "t1")
+        #expect(directory.names == ["report.bin"])
+
+        // Resumed again, its partial file is gone (it became the destination): a clear error.
+        try FileManager.default.removeItem(at: destination)
+        let again = await networkError { _ = try await relaunched.resumeDownload(restored).value }
+        #expect(again?.code == .fileSystem, "\(String(describing: again))")
+        #expect(directory.names.isEmpty)
+    }
+
+    @Test("resume data with a JSON body is not stored, and data of another format version is refused")
+    func resumeDataThatCannotBeStored() throws {
+        var endpoint = Endpoint<DownloadedFile>.download("report")
+        endpoint.body = .json(["id": 1])
+        let withJSON = DownloadResumeData(
+            endpoint: endpoint, destination: URL(fileURLWithPath: "/tmp/r"), overwrite: .fail,
+            partialFile: URL(fileURLWithPath: "/tmp/.r"), bytesReceived: 1, validator: nil, acceptsRanges: true)
+        #expect(throws: EncodingError.self) { _ = try JSONEncoder().encode(withJSON) }
+
+        endpoint.body = .form(["id": "1"])
+        var stored =
+            try JSONSerialization.jsonObject(
+                with: JSONEncoder().encode(
+                    DownloadResumeData(
+                        endpoint: endpoint, destination: URL(fileURLWithPath: "/tmp/r"), overwrite: .replace,
+                        partialFile: URL(fileURLWithPath: "/tmp/.r"), bytesReceived: 1, validator: "\"v\"",
+                        acceptsRanges: true))) as? [String: Any] ?? [:]
+        let back = try JSONDecoder().decode(
+            DownloadResumeData.self, from: JSONSerialization.data(withJSONObject: stored))
+        #expect(back.overwrite == .replace && back.validator == "\"v\"")
+        if case .form(let form) = back.endpoint.body { #expect(form["id"] == "1") } else { Issue.record("not a form") }
+        stored["version"] = 2
+        #expect(throws: DecodingError.self) {
+            _ = try JSONDecoder().decode(DownloadResumeData.self, from: JSONSerialization.data(withJSONObject: stored))
+        }
+    }
+
     @Test("the partial file is private (0600), and a symbolic link put in its place is never followed")
     func partialFileIsPrivate() async throws {
         let directory = try TemporaryDirectory()
