@@ -42,7 +42,7 @@ public final class MockTransport: Transport, @unchecked Sendable {
     /// - Parameters:
     ///   - results: The answers or errors, in order.
     ///   - delay: How long each answer takes; cancelling the request meanwhile throws
-    ///     ``NetworkError/Code/cancelled``.
+    ///     ``NetworkError/Code/cancelled`` (its canned result is used up all the same).
     public init(results: [Result<HTTPResponse, NetworkError>], delay: Duration = .zero) {
         self.responder = nil
         self.queue = results
@@ -95,11 +95,11 @@ extension HTTPResponse {
     /// - Parameters:
     ///   - text: The text, sent as UTF-8.
     ///   - status: The status code.
-    ///   - contentType: The media type (its `charset` is `utf-8`).
+    ///   - contentType: The media type; `; charset=utf-8` is added unless it names a charset.
     /// - Returns: The response.
     public static func text(_ text: String, status: Int = 200, contentType: String = "text/plain") -> HTTPResponse {
-        HTTPResponse(
-            status: status, headers: ["Content-Type": "\(contentType); charset=utf-8"], body: Data(text.utf8))
+        let type = contentType.lowercased().contains("charset=") ? contentType : "\(contentType); charset=utf-8"
+        return HTTPResponse(status: status, headers: ["Content-Type": type], body: Data(text.utf8))
     }
 
     /// An envelope answer, for ``MockTransport``: `{"code": …, "msg": …, "data": …}` under the

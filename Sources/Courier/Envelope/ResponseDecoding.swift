@@ -31,9 +31,10 @@ package struct DecodingContext: Sendable {
 }
 
 extension ResponseDecoding {
-    /// A decoding of your own. `decode` gets the whole answer and the client's JSON decoder;
-    /// an error it throws that is not a ``NetworkError`` becomes
-    /// ``NetworkError/Code/decodingFailed``, with the body attached.
+    /// A decoding of your own. `decode` gets the whole answer and the client's JSON decoder
+    /// (for a decoder that reads JSON5, a body that is not UTF-8 comes with the bad bytes
+    /// replaced, as Courier's own decodings read it); an error it throws that is not a
+    /// ``NetworkError`` becomes ``NetworkError/Code/decodingFailed``, with the body attached.
     ///
     /// ```swift
     /// extension ResponseDecoding where Response == [String] {
@@ -52,7 +53,11 @@ extension ResponseDecoding {
     ) {
         self.init(checksContentType: checkingContentType) { (response, context) throws(NetworkError) in
             do {
-                return try decode(response, context.decoder)
+                // The bytes the client's own decoding reads (a JSON5 decoder ends the process on
+                // some that are not UTF-8).
+                var readable = response
+                readable.body = JSONBytes.forDecoding(response.body, with: context.decoder)
+                return try decode(readable, context.decoder)
             } catch let error as NetworkError {
                 throw error
             } catch {
@@ -89,7 +94,7 @@ extension ResponseDecoding where Response: Decodable {
     /// - Returns: The decoding.
     public static func json(using decoder: JSONDecoder) -> Self {
         let snapshot = decoder.copy(addingUserInfo: [:])
-        return json { _ in snapshot }
+        return json { snapshot.copy(addingUserInfo: [.envelopeFormat: $0.envelope]) }
     }
 
     private static func envelope(decoder: @escaping @Sendable (DecodingContext) -> JSONDecoder) -> Self {

@@ -3,23 +3,31 @@ import Foundation
 extension HTTPRequest {
     /// A `curl` command that sends this request, for debugging, with every secret redacted the
     /// way logs redact them: token, signature, `Authorization`, `Cookie` and password values in
-    /// the URL, headers, form and JSON bodies and multipart fields, and any of `secretKeys`.
+    /// the URL's query and user information, headers, form and JSON bodies and multipart
+    /// fields, and any of `secretKeys`. A secret in a path segment (`/reset/<token>`) is not
+    /// recognised.
     ///
     /// ```text
-    /// curl -X POST -H 'token: <redacted>' -H 'Content-Type: application/x-www-form-urlencoded' \
-    ///   --data-binary 'title=Tea&sign=<redacted>' 'https://api.example.com/v1/orders'
+    /// curl --globoff -X 'POST' -H 'token: <redacted>' \
+    ///   -H 'Content-Type: application/x-www-form-urlencoded' \
+    ///   --data-raw 'title=Tea&sign=<redacted>' 'https://api.example.com/v1/orders'
     /// ```
     ///
-    /// Every argument is quoted for a POSIX shell. A body that is not UTF-8 text is shown by its
-    /// size, a body streamed from a file by its path, and a multipart file held in memory by its
-    /// filename, so the command is a faithful picture of the request but may need those bytes
-    /// to run. A redacted secret has to be put back by hand.
-    /// - Parameter secretKeys: More parameter, header and JSON key names to redact.
-    /// - Returns: The command, on one line.
-    public func curlCommand(secretKeys: Set<String> = []) -> String {
+    /// Every argument is quoted for a POSIX shell, and nothing in the request can make curl
+    /// read a local file except a body this request itself streams from a file. A body that is
+    /// not UTF-8 text, or larger than `bodyLimit`, is shown by its size; a multipart file held
+    /// in memory is shown as a file named `memory:` and its filename, which curl cannot open;
+    /// characters in a multipart file part that curl's `-F` syntax reads specially (`"`, `\`,
+    /// `;`, `,`, `=`) are shown as `_`. So the command is a faithful picture of the request
+    /// but may need those bytes to run, and a redacted secret has to be put back by hand.
+    /// - Parameters:
+    ///   - secretKeys: More parameter, header and JSON key names to redact.
+    ///   - bodyLimit: The largest body shown as text, in bytes; `nil` for no limit.
+    /// - Returns: The command.
+    public func curlCommand(secretKeys: Set<String> = [], bodyLimit: Int? = nil) -> String {
         let extra = Set(secretKeys.map { $0.lowercased() })
-        var arguments = ["curl"]
-        if method == .head {
+        var arguments = ["curl", "--globoff"]
+        if method == .head, body == .none {
             arguments.append("--head")
         } else if method != .get || body != .none {
             arguments += ["-X", Self.shellQuoted(method.rawValue)]
@@ -29,44 +37,70 @@ extension HTTPRequest {
         if case .multipart = body { headers["Content-Type"] = nil }
         for field in headers.fields {
             let value = Redaction.isSecret(field.name, extra: extra) ? Redaction.placeholder : field.value
-            arguments += ["-H", Self.shellQuoted("\(field.name): \(value)")]
+            // `-H 'Name:'` would remove the header; `-H 'Name;'` sends it empty.
+            arguments += ["-H", Self.shellQuoted(value.isEmpty ? "\(field.name);" : "\(field.name): \(value)")]
         }
-        arguments += bodyArguments(extra: extra)
+        arguments += bodyArguments(extra: extra, limit: bodyLimit)
         arguments.append(Self.shellQuoted(redactedURL(extra: extra)))
         return arguments.joined(separator: " ")
     }
 
-    private func bodyArguments(extra: Set<String>) -> [String] {
+    private func bodyArguments(extra: Set<String>, limit: Int?) -> [String] {
         switch body {
         case .none:
             return []
-        case .form, .json, .data:
-            guard let bytes = body.encoded, !bytes.isEmpty else { return [] }
-            guard let text = String(data: bytes, encoding: .utf8) else {
-                return ["--data-binary", Self.shellQuoted("<\(bytes.count) bytes that are not text>")]
+        case .form(let parameters):
+            let pairs = parameters.items.map { item in
+                Redaction.isSecret(item.name, extra: extra)
+                    ? PercentEncoding.encode(item.name) + "=" + Redaction.placeholder : item.encoded
             }
-            return ["--data-binary", Self.shellQuoted(Redaction.redactText(text, extra: extra))]
+            return textBody(Data(pairs.joined(separator: "&").utf8), extra: extra, limit: limit)
+        case .json(let bytes), .data(let bytes, _):
+            return textBody(bytes, extra: extra, limit: limit)
         case .file(let url, _):
             return ["--data-binary", Self.shellQuoted("@" + url.path)]
         case .multipart(let form):
             var arguments: [String] = []
             for field in form.fields.items {
-                let value = Redaction.isSecret(field.name, extra: extra) ? Redaction.placeholder : field.value
+                let value =
+                    Redaction.isSecret(field.name, extra: extra)
+                    ? Redaction.placeholder : Redaction.redactText(field.value, extra: extra)
                 arguments += ["--form-string", Self.shellQuoted("\(field.name)=\(value)")]
             }
             for file in form.files {
                 let path: String
                 switch file.source {
                 case .file(let url): path = url.path
-                case .data: path = file.filename
+                case .data: path = "memory:" + file.filename
                 }
-                let escapedPath = path.replacingOccurrences(of: "\"", with: "\\\"")
-                let filename = file.filename.replacingOccurrences(of: "\"", with: "\\\"")
-                let part = "\(file.name)=@\"\(escapedPath)\";filename=\"\(filename)\";type=\(file.contentType)"
+                let part =
+                    "\(Self.formSafe(file.name))=@\"\(Self.formSafe(path))\";filename=\"\(Self.formSafe(file.filename))\""
+                    + ";type=\(Self.formSafe(file.contentType))"
                 arguments += ["-F", Self.shellQuoted(part)]
             }
             return arguments
         }
+    }
+
+    /// `--data-raw` (which, unlike `--data-binary`, never reads a file for a leading `@`) with
+    /// the redacted text, or the body's size when it is not text or is over the limit.
+    private func textBody(_ bytes: Data, extra: Set<String>, limit: Int?) -> [String] {
+        guard !bytes.isEmpty else { return [] }
+        guard limit.map({ bytes.count <= $0 }) ?? true, let text = String(data: bytes, encoding: .utf8) else {
+            return ["--data-raw", Self.shellQuoted("<\(bytes.count) bytes not shown>")]
+        }
+        return ["--data-raw", Self.shellQuoted(Redaction.redactText(text, extra: extra))]
+    }
+
+    /// `text` with every character that curl's `-F` syntax reads specially, and every control
+    /// character, shown as `_`.
+    private static func formSafe(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    "\"\\;,=".unicodeScalars.contains(scalar) || scalar.properties.generalCategory == .control
+                        ? "_" : scalar
+                }))
     }
 
     /// `text` in single quotes for a POSIX shell, each `'` in it written as `'\''`.

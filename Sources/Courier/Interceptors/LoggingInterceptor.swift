@@ -33,7 +33,7 @@ public struct LogEntry: Sendable, Hashable {
         case info
         /// An answer with a status of 400 or more.
         case warning
-        /// A request that failed with an error (``Event/failure``).
+        /// A request that failed with an error (``Event/failure``), unless it was cancelled.
         case error
 
         /// Whether `lhs` matters less than `rhs`.
@@ -110,7 +110,8 @@ public struct LoggingInterceptor: Interceptor {
     ///   - sink: Where lines go.
     ///   - includesDetails: Whether headers and bodies (a bounded snippet) are logged too.
     ///   - includesCurlCommands: Whether each request is also logged as a redacted `curl`
-    ///     command (``HTTPRequest/curlCommand(secretKeys:)``), at ``LogEntry/Level/debug``.
+    ///     command (``HTTPRequest/curlCommand(secretKeys:bodyLimit:)``, bodies up to 16 KB), at
+    ///     ``LogEntry/Level/debug``.
     ///   - secretKeys: More parameter, header and JSON key names to redact.
     public init(
         sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false,
@@ -124,6 +125,9 @@ public struct LoggingInterceptor: Interceptor {
 
     /// ``InterceptorLayer/logging``.
     public var layer: InterceptorLayer { .logging }
+
+    /// The largest body a logged `curl` command shows; a larger one is shown by its size.
+    static let curlBodyLimit = 16 << 10
 
     /// Logs the request and its outcome around `next`.
     /// - Parameters:
@@ -139,8 +143,8 @@ public struct LoggingInterceptor: Interceptor {
         let url = request.redactedURL(extra: secretKeys)
         sink.write(LogEntry(event: .request, summary: "→ \(method)", details: url))
         if includesCurlCommands {
-            sink.write(
-                LogEntry(event: .detail, summary: "  curl:", details: request.curlCommand(secretKeys: secretKeys)))
+            let command = request.curlCommand(secretKeys: secretKeys, bodyLimit: Self.curlBodyLimit)
+            sink.write(LogEntry(event: .detail, summary: "  curl:", details: command))
         }
         if includesDetails {
             sink.write(LogEntry(event: .detail, summary: "  headers:", details: redacted(request.wireHeaders)))
@@ -173,7 +177,9 @@ public struct LoggingInterceptor: Interceptor {
         } catch {
             let code = (error as? NetworkError)?.code.rawValue ?? "error"
             let summary = "✗ \(code) \(method) (\(milliseconds(since: start)) ms)"
-            sink.write(LogEntry(event: .failure, summary: summary, details: url))
+            // A cancelled request is the app's own doing, not a failure to alert on.
+            let level: LogEntry.Level = (error as? NetworkError)?.code == .cancelled ? .info : .error
+            sink.write(LogEntry(event: .failure, level: level, summary: summary, details: url))
             throw error
         }
     }

@@ -6,7 +6,8 @@ import Foundation
 /// One re-login runs at a time for all callers; a request that meets a re-login code after
 /// another request's re-login already succeeded is simply replayed. After a successful re-login
 /// the request is replayed once; if the replay still asks for a login, or the handler fails, the
-/// request throws ``NetworkError/Code/sessionExpired`` and ``SessionEvent/sessionExpired`` is sent,
+/// request throws ``NetworkError/Code/sessionExpired`` (with the status and business code of the
+/// answer that asked for the login) and ``SessionEvent/sessionExpired`` is sent,
 /// once per session however many requests saw it end. A caller cancelled while a re-login runs
 /// stops waiting at once (the re-login goes on for the others), and at most `limit` re-logins
 /// start per `window`, so a backend that keeps asking cannot loop the app through its login.
@@ -18,24 +19,25 @@ import Foundation
 /// ```
 public struct ReLoginInterceptor: Interceptor {
     private let codes: Set<Int>
-    private let onUnauthorized: Bool
+    private let logsInAgainOnUnauthorized: Bool
     private let coordinator: Coordinator
 
     /// Creates the layer.
     /// - Parameters:
     ///   - codes: Business codes that mean "log in again".
-    ///   - onUnauthorized: Whether HTTP 401 means it too.
+    ///   - logsInAgainOnUnauthorized: Whether HTTP 401 means it too.
     ///   - events: Where session events are sent, if anywhere.
     ///   - limit: At most this many re-logins start per `window`; beyond that requests fail at
     ///     once with ``NetworkError/Code/sessionExpired`` instead of running the handler again.
     ///   - window: The window of `limit`.
     ///   - handler: Logs in again; the app's code.
     public init(
-        codes: Set<Int> = [99, 500], onUnauthorized: Bool = false, events: SessionEvents? = nil, limit: Int = 3,
+        codes: Set<Int> = [99, 500], logsInAgainOnUnauthorized: Bool = false, events: SessionEvents? = nil,
+        limit: Int = 3,
         window: Duration = .seconds(60), handler: @escaping @Sendable () async throws -> Void
     ) {
         self.codes = codes
-        self.onUnauthorized = onUnauthorized
+        self.logsInAgainOnUnauthorized = logsInAgainOnUnauthorized
         self.coordinator = Coordinator(handler: handler, events: events, limit: limit, window: window)
     }
 
@@ -66,10 +68,17 @@ public struct ReLoginInterceptor: Interceptor {
         }
         do {
             try await coordinator.reLogin(after: seen)
-        } catch let error as NetworkError where [.cancelled, .sessionExpired].contains(error.code) {
+        } catch let error as NetworkError where error.code == .cancelled {
             throw error
         } catch {
-            throw NetworkError(.sessionExpired, "Logging in again failed.", underlying: error)
+            // The error says which answer asked for the login: 99 "not logged in" and 500
+            // "logged in elsewhere" call for different screens.
+            var failure =
+                (error as? NetworkError).flatMap { $0.code == .sessionExpired ? $0 : nil }
+                ?? NetworkError(.sessionExpired, "Logging in again failed.", underlying: error)
+            failure.status = failure.status ?? response.status
+            failure.businessCode = failure.businessCode ?? context.businessCode(in: response)
+            throw failure
         }
         let session = await coordinator.session
         let replayed = try await next(request)
@@ -84,7 +93,7 @@ public struct ReLoginInterceptor: Interceptor {
     }
 
     private func needsLogin(_ response: HTTPResponse, _ context: InterceptorContext) -> Bool {
-        if onUnauthorized && response.status == 401 { return true }
+        if logsInAgainOnUnauthorized && response.status == 401 { return true }
         guard !codes.isEmpty, let code = context.businessCode(in: response) else { return false }
         return codes.contains(code)
     }
@@ -198,18 +207,20 @@ extension Interceptor where Self == ReLoginInterceptor {
     /// A ``ReLoginInterceptor``.
     /// - Parameters:
     ///   - codes: Business codes that mean "log in again".
-    ///   - onUnauthorized: Whether HTTP 401 means it too.
+    ///   - logsInAgainOnUnauthorized: Whether HTTP 401 means it too.
     ///   - events: Where session events are sent.
     ///   - limit: At most this many re-logins start per `window`.
     ///   - window: The window of `limit`.
     ///   - handler: Logs in again.
     /// - Returns: The layer.
     public static func reLogin(
-        codes: Set<Int> = [99, 500], onUnauthorized: Bool = false, events: SessionEvents? = nil, limit: Int = 3,
+        codes: Set<Int> = [99, 500], logsInAgainOnUnauthorized: Bool = false, events: SessionEvents? = nil,
+        limit: Int = 3,
         window: Duration = .seconds(60), handler: @escaping @Sendable () async throws -> Void
     ) -> Self {
         ReLoginInterceptor(
-            codes: codes, onUnauthorized: onUnauthorized, events: events, limit: limit, window: window, handler: handler
+            codes: codes, logsInAgainOnUnauthorized: logsInAgainOnUnauthorized, events: events, limit: limit,
+            window: window, handler: handler
         )
     }
 }

@@ -104,17 +104,27 @@ public struct TokenInterceptor: Interceptor {
 }
 
 extension Interceptor where Self == TokenInterceptor {
-    /// A ``TokenInterceptor``.
+    /// A ``TokenInterceptor``, with every option of its initialiser.
     /// - Parameters:
     ///   - store: Where the token lives.
     ///   - placement: Where the token goes in a request.
     ///   - refreshCodes: Business codes that mean "token expired".
+    ///   - refreshesOnUnauthorized: Whether HTTP 401 means "token expired".
+    ///   - fetchAttempts: How often one refresh tries `fetch` before failing.
+    ///   - fetchBackoff: The pause between those tries.
+    ///   - refreshLimit: At most this many refreshes start per `refreshWindow`.
+    ///   - refreshWindow: The window of `refreshLimit`.
     ///   - fetch: Fetches a new token.
     /// - Returns: The layer.
     public static func token(
         store: any TokenStore, placement: TokenInterceptor.Placement = .header("token"), refreshCodes: Set<Int> = [],
+        refreshesOnUnauthorized: Bool = true, fetchAttempts: Int = 3, fetchBackoff: Duration = .milliseconds(500),
+        refreshLimit: Int = 5, refreshWindow: Duration = .seconds(60),
         fetch: @escaping @Sendable () async throws -> String
     ) -> Self {
-        TokenInterceptor(store: store, placement: placement, refreshCodes: refreshCodes, fetch: fetch)
+        TokenInterceptor(
+            store: store, placement: placement, refreshCodes: refreshCodes,
+            refreshesOnUnauthorized: refreshesOnUnauthorized, fetchAttempts: fetchAttempts, fetchBackoff: fetchBackoff,
+            refreshLimit: refreshLimit, refreshWindow: refreshWindow, fetch: fetch)
     }
 }

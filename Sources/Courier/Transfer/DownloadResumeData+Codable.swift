@@ -9,7 +9,11 @@ import Foundation
 /// version of this format throws `DecodingError.dataCorrupted`. The partial file itself is not
 /// checked until the download resumes: one that is gone or shorter than ``bytesReceived`` then
 /// fails with ``NetworkError/Code/fileSystem``, and the `If-Range` validator makes the server
-/// send the whole resource again when it changed.
+/// send the whole resource again when it changed. Stored data whose partial file is not a
+/// hidden file beside the destination, named as Courier names it, is refused when decoded.
+///
+/// Resume data is as powerful as its endpoint (its URL, headers and body go out again with the
+/// client's token and signature): keep it where the app keeps its own data.
 extension DownloadResumeData: Codable {
     private static let formatVersion = 1
 
@@ -33,10 +37,22 @@ extension DownloadResumeData: Codable {
             throw DecodingError.dataCorruptedError(
                 forKey: .overwrite, in: container, debugDescription: "Unknown overwrite policy \(overwrite).")
         }
+        let destination = try container.decode(URL.self, forKey: .destination)
+        let partialFile = try container.decode(URL.self, forKey: .partialFile)
+        // Only a hidden file beside the destination, named as Courier names them, is ever
+        // opened or removed: stored data that points elsewhere is refused.
+        guard destination.isFileURL, partialFile.isFileURL,
+            partialFile.deletingLastPathComponent().standardizedFileURL.path
+                == destination.deletingLastPathComponent().standardizedFileURL.path,
+            partialFile.lastPathComponent.hasPrefix(".\(destination.lastPathComponent).courier-download-")
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .partialFile, in: container,
+                debugDescription: "The partial file is not a hidden file beside the destination.")
+        }
         self.init(
             endpoint: try container.decode(EndpointRecord.self, forKey: .endpoint).endpoint(),
-            destination: try container.decode(URL.self, forKey: .destination), overwrite: policy,
-            partialFile: try container.decode(URL.self, forKey: .partialFile),
+            destination: destination, overwrite: policy, partialFile: partialFile,
             bytesReceived: try container.decode(Int64.self, forKey: .bytesReceived),
             validator: try container.decodeIfPresent(String.self, forKey: .validator),
             acceptsRanges: try container.decode(Bool.self, forKey: .acceptsRanges))
@@ -50,7 +66,12 @@ extension DownloadResumeData: Codable {
         try container.encode(Self.formatVersion, forKey: .version)
         try container.encode(EndpointRecord(endpoint, codingPath: container.codingPath), forKey: .endpoint)
         try container.encode(destination, forKey: .destination)
-        try container.encode(overwrite == .replace ? "replace" : "fail", forKey: .overwrite)
+        let policy =
+            switch overwrite {
+            case .fail: "fail"
+            case .replace: "replace"
+            }
+        try container.encode(policy, forKey: .overwrite)
         try container.encode(partialFile, forKey: .partialFile)
         try container.encode(bytesReceived, forKey: .bytesReceived)
         try container.encodeIfPresent(validator, forKey: .validator)
@@ -139,11 +160,20 @@ private struct EndpointRecord: Codable {
         }
     }
 
+    /// The parameters; a pair's written form is kept only when it is one pair of visible
+    /// ASCII without `#` that reads back as its name and value, so stored text cannot add,
+    /// hide or cut off parameters.
     private static func parameters(_ pairs: [Pair]) -> Parameters {
         Parameters(
             pairs.map { pair in
                 var item = Parameters.Item(name: pair.name, value: pair.value)
-                item.written = pair.written
+                if let written = pair.written,
+                    written.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x23 && $0 != 0x26 }),
+                    let read = Parameters.decoding(Substring(written)).items.first,
+                    read.name == pair.name, read.value == pair.value
+                {
+                    item.written = written
+                }
                 return item
             })
     }

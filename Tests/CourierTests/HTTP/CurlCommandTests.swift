@@ -89,7 +89,7 @@ import Testing
             backend.server.route("/v1/echo") { _ in .json(#"{"code":0}"#) }
             _ = try await backend.client.send(Endpoint<EmptyResponse>.post("echo?api_key=KEY-SECRET", body: body))
             let command = try #require(sink.all.first { $0.summary == "  curl:" }).details
-            #expect(command.hasPrefix("curl -X 'POST' "))
+            #expect(command.hasPrefix("curl --globoff -X 'POST' "))
             for secret in ["SECRET", "k\"", "sid="] { #expect(!command.contains(secret), "\(command)") }
             #expect(command.contains("3.2.0"), "\(command)")
             // The signature, wherever the request carried it (query, form or multipart field).
@@ -99,6 +99,53 @@ import Testing
                     ?? received.multipartParts?.first { $0.name == "sign" }?.text)
             #expect(!command.contains(sign), "\(command)")
         }
+    }
+
+    @Test("nothing a request holds makes the command read a local file: hostile filenames, types, bodies")
+    func noLocalFileIsRead() async throws {
+        let secretFile = try TemporaryDirectory()
+        defer { secretFile.remove() }
+        let local = secretFile.file("local secret")
+        try Data("LOCAL-FILE-CONTENT".utf8).write(to: local)
+        // Each part on its own: curl sends nothing when one part's file cannot be opened.
+        var named = MultipartForm(fields: ["note": "@\(local.path)"])
+        named.append(name: "a", data: Data("mem".utf8), filename: local.path)
+        var hostile = MultipartForm()
+        hostile.append(
+            name: "b", data: Data("mem".utf8), filename: "x\\\",@\(local.path);y=",
+            contentType: "text/plain,@\(local.path)")
+        let real = secretFile.file("real.txt")
+        try Data("real".utf8).write(to: real)
+        var onDisk = MultipartForm()
+        onDisk.append(name: "c", fileAt: real, filename: "x\",@\(local.path);x=\"")
+        let bodies: [RequestBody] = [
+            .multipart(named), .multipart(hostile), .multipart(onDisk),
+            .data(Data("@\(local.path)".utf8), contentType: "text/plain"),
+            .form(["q": "@\(local.path)"]),
+        ]
+        for body in bodies {
+            let sink = CapturingSink()
+            let backend = try Backend { $0.interceptors = [.logging(sink: sink, includesCurlCommands: true)] }
+            defer { backend.server.stop() }
+            backend.server.route("/v1/echo") { _ in .json(#"{"code":0}"#) }
+            _ = try? await backend.client.send(Endpoint<EmptyResponse>.post("echo", body: body))
+            let command = try #require(sink.all.first { $0.summary == "  curl:" }).details
+            // curl may fail to open a file named like a part; what matters is what it sends.
+            _ = try? Subprocess.run("/bin/sh", ["-c", command + " --silent --output /dev/null"])
+            for request in backend.server.requests.dropFirst() {
+                #expect(!String(decoding: request.body, as: UTF8.self).contains("LOCAL-FILE-CONTENT"), "\(command)")
+            }
+        }
+    }
+
+    @Test("form names that percent-encode are still redacted by name")
+    func encodedFormNames() {
+        let request = HTTPRequest(
+            method: .post, url: URL(string: "https://api.example.com/login")!,
+            body: .form(["user[password]": "PW-SECRET", "api key": "KEY-SECRET", "name": "Ann"]))
+        let command = request.curlCommand()
+        #expect(!command.contains("SECRET"), "\(command)")
+        #expect(command.contains("name=Ann"), "\(command)")
     }
 
     @Test("entries carry a level: failures error, answers of 400 and up warning, details debug")

@@ -86,17 +86,17 @@ import Testing
             server.requests.contains { $0.path == "/login" } ? .envelope(data: "ok") : .init(status: 401)
         }
         let plain = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: TestTransport.make()))
-        for onUnauthorized in [false, true] {
+        for logsInAgainOnUnauthorized in [false, true] {
             let client = NetworkClient(
                 configuration: .init(
                     baseURL: server.baseURL,
                     interceptors: [
-                        .reLogin(codes: [], onUnauthorized: onUnauthorized) {
+                        .reLogin(codes: [], logsInAgainOnUnauthorized: logsInAgainOnUnauthorized) {
                             _ = try await plain.send(Endpoint<EmptyResponse>.post("login", decoding: .empty))
                         }
                     ]))
             let result = await networkError { _ = try await client.send(Endpoint<String>.get("data")) }
-            #expect(result?.status == (onUnauthorized ? nil : 401))
+            #expect(result?.status == (logsInAgainOnUnauthorized ? nil : 401))
         }
         #expect(server.requests.filter { $0.path == "/login" }.count == 1)
     }
@@ -131,5 +131,18 @@ import Testing
         #expect(codes == Array(repeating: .sessionExpired, count: 20))
         #expect(backend.server.requests.allSatisfy { $0.path == "/v1/data" }, "no replay after a failed re-login")
         #expect(backend.server.requests.count == 20)
+    }
+
+    @Test("a failed re-login's error carries the code that asked for it: 99 or 500", arguments: [99, 500])
+    func failureCarriesTheCode(code: Int) async throws {
+        let backend = try Backend99()
+        defer { backend.server.stop() }
+        let (client, _) = backend.client(session: Session(), events: SessionEvents(), failingLogin: true)
+        let error = await networkError {
+            _ = try await client.send(Endpoint<String>.get(code == 99 ? "data" : "elsewhere"))
+        }
+        #expect(error?.code == .sessionExpired)
+        #expect(error?.businessCode == code)
+        #expect(error?.status == 200)
     }
 }

@@ -152,25 +152,45 @@ import Testing
         endpoint.body = .json(["id": 1])
         let withJSON = DownloadResumeData(
             endpoint: endpoint, destination: URL(fileURLWithPath: "/tmp/r"), overwrite: .fail,
-            partialFile: URL(fileURLWithPath: "/tmp/.r"), bytesReceived: 1, validator: nil, acceptsRanges: true)
+            partialFile: URL(fileURLWithPath: "/tmp/.r.courier-download-1"), bytesReceived: 1, validator: nil,
+            acceptsRanges: true)
         #expect(throws: EncodingError.self) { _ = try JSONEncoder().encode(withJSON) }
 
         endpoint.body = .form(["id": "1"])
-        var stored =
+        let stored =
             try JSONSerialization.jsonObject(
                 with: JSONEncoder().encode(
                     DownloadResumeData(
                         endpoint: endpoint, destination: URL(fileURLWithPath: "/tmp/r"), overwrite: .replace,
-                        partialFile: URL(fileURLWithPath: "/tmp/.r"), bytesReceived: 1, validator: "\"v\"",
+                        partialFile: URL(fileURLWithPath: "/tmp/.r.courier-download-1"), bytesReceived: 1,
+                        validator: "\"v\"",
                         acceptsRanges: true))) as? [String: Any] ?? [:]
         let back = try JSONDecoder().decode(
             DownloadResumeData.self, from: JSONSerialization.data(withJSONObject: stored))
         #expect(back.overwrite == .replace && back.validator == "\"v\"")
         if case .form(let form) = back.endpoint.body { #expect(form["id"] == "1") } else { Issue.record("not a form") }
-        stored["version"] = 2
-        #expect(throws: DecodingError.self) {
-            _ = try JSONDecoder().decode(DownloadResumeData.self, from: JSONSerialization.data(withJSONObject: stored))
+        func decodes(_ changes: [String: Any]) -> Bool {
+            let changed = stored.merging(changes) { _, new in new }
+            guard let data = try? JSONSerialization.data(withJSONObject: changed) else { return false }
+            return (try? JSONDecoder().decode(DownloadResumeData.self, from: data)) != nil
         }
+        #expect(decodes([:]))
+        #expect(!decodes(["version": 2]))
+        #expect(!decodes(["partialFile": "file:///etc/passwd"]), "a partial file elsewhere")
+        #expect(!decodes(["partialFile": "file:///tmp/other/.r.courier-download-1"]), "in another folder")
+        #expect(!decodes(["partialFile": "https://example.com/tmp/.r.courier-download-1"]), "not a file URL")
+        #expect(!decodes(["destination": "https://example.com/tmp/r"]))
+
+        // A query pair's written form from storage is kept only when it is exactly that pair.
+        var record = stored["endpoint"] as? [String: Any] ?? [:]
+        record["query"] = [
+            ["name": "q", "value": "1", "written": "q=1#cut"], ["name": "a", "value": "1", "written": "a=1&b=2"],
+            ["name": "s", "value": "a+b", "written": "s=a+b"],
+        ]
+        let tampered = try JSONDecoder().decode(
+            DownloadResumeData.self,
+            from: JSONSerialization.data(withJSONObject: stored.merging(["endpoint": record]) { _, new in new }))
+        #expect(tampered.endpoint.query.items.map(\.written) == [nil, nil, "s=a+b"])
     }
 
     @Test("the partial file is private (0600), and a symbolic link put in its place is never followed")
