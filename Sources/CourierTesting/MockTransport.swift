@@ -95,7 +95,8 @@ extension HTTPResponse {
     /// - Parameters:
     ///   - text: The text, sent as UTF-8.
     ///   - status: The status code.
-    ///   - contentType: The media type; `; charset=utf-8` is added unless it names a charset.
+    ///   - contentType: The media type; `; charset=utf-8` is added unless it names a charset
+    ///     (the body is UTF-8 either way).
     /// - Returns: The response.
     public static func text(_ text: String, status: Int = 200, contentType: String = "text/plain") -> HTTPResponse {
         let type = contentType.lowercased().contains("charset=") ? contentType : "\(contentType); charset=utf-8"

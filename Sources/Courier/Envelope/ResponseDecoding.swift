@@ -31,10 +31,11 @@ package struct DecodingContext: Sendable {
 }
 
 extension ResponseDecoding {
-    /// A decoding of your own. `decode` gets the whole answer and the client's JSON decoder
-    /// (for a decoder that reads JSON5, a body that is not UTF-8 comes with the bad bytes
-    /// replaced, as Courier's own decodings read it); an error it throws that is not a
-    /// ``NetworkError`` becomes ``NetworkError/Code/decodingFailed``, with the body attached.
+    /// A decoding of your own. `decode` gets the whole answer, its body as it came, and the
+    /// client's JSON decoder; an error it throws that is not a ``NetworkError`` becomes
+    /// ``NetworkError/Code/decodingFailed``, with the body attached. (With `allowsJSON5` on,
+    /// Foundation's reader can end the process on a body that is not UTF-8, which Courier's
+    /// own ``envelope`` and ``json`` guard against: check the bytes first when you use one.)
     ///
     /// ```swift
     /// extension ResponseDecoding where Response == [String] {
@@ -53,11 +54,7 @@ extension ResponseDecoding {
     ) {
         self.init(checksContentType: checkingContentType) { (response, context) throws(NetworkError) in
             do {
-                // The bytes the client's own decoding reads (a JSON5 decoder ends the process on
-                // some that are not UTF-8).
-                var readable = response
-                readable.body = JSONBytes.forDecoding(response.body, with: context.decoder)
-                return try decode(readable, context.decoder)
+                return try decode(response, context.decoder)
             } catch let error as NetworkError {
                 throw error
             } catch {
@@ -89,7 +86,8 @@ extension ResponseDecoding where Response: Decodable {
     public static var json: Self { json { $0.decoder } }
 
     /// The body is the `Response` as plain JSON, decoded with `decoder` instead of the
-    /// client's (its settings as they are now).
+    /// client's (its settings as they are now, with the client's envelope format for any
+    /// ``BaseModel`` inside).
     /// - Parameter decoder: The decoder.
     /// - Returns: The decoding.
     public static func json(using decoder: JSONDecoder) -> Self {

@@ -13,13 +13,15 @@ extension HTTPRequest {
     ///   --data-raw 'title=Tea&sign=<redacted>' 'https://api.example.com/v1/orders'
     /// ```
     ///
-    /// Every argument is quoted for a POSIX shell, and nothing in the request can make curl
-    /// read a local file except a body this request itself streams from a file. A body that is
-    /// not UTF-8 text, or larger than `bodyLimit`, is shown by its size; a multipart file held
-    /// in memory is shown as a file named `memory:` and its filename, which curl cannot open;
-    /// characters in a multipart file part that curl's `-F` syntax reads specially (`"`, `\`,
-    /// `;`, `,`, `=`) are shown as `_`. So the command is a faithful picture of the request
-    /// but may need those bytes to run, and a redacted secret has to be put back by hand.
+    /// Every argument is quoted for a POSIX shell, and curl reads no local file but those this
+    /// request itself streams from disk (a file body, multipart files from disk). A body that
+    /// is not UTF-8 text, or larger than `bodyLimit`, is shown by its size; a multipart file
+    /// held in memory is shown as a path under `/dev/null`, which curl cannot open; a field
+    /// name's characters that curl's `-F` syntax reads specially (`"`, `\`, `;`, `,`, `=`) are
+    /// shown as `_`, and a part's media type with such characters is left out. So the command
+    /// is a faithful picture of the request but may need those bytes to run, and a redacted
+    /// secret has to be put back by hand. A `HEAD` with a body is shown with `-X 'HEAD'`,
+    /// which makes curl wait for a body that never comes.
     /// - Parameters:
     ///   - secretKeys: More parameter, header and JSON key names to redact.
     ///   - bodyLimit: The largest body shown as text, in bytes; `nil` for no limit.
@@ -71,11 +73,15 @@ extension HTTPRequest {
                 let path: String
                 switch file.source {
                 case .file(let url): path = url.path
-                case .data: path = "memory:" + file.filename
+                // Under /dev/null, which is no folder, so curl can never open it.
+                case .data: path = "/dev/null/memory:" + file.filename
                 }
-                let part =
-                    "\(Self.formSafe(file.name))=@\"\(Self.formSafe(path))\";filename=\"\(Self.formSafe(file.filename))\""
-                    + ";type=\(Self.formSafe(file.contentType))"
+                var part = "\(Self.formSafe(file.name))=@\"\(Self.formQuoted(path))\""
+                part += ";filename=\"\(Self.formQuoted(file.filename))\""
+                // A type with characters curl's syntax reads is left to curl to guess.
+                if file.contentType.unicodeScalars.allSatisfy({ Self.plainTypeScalars.contains($0) }) {
+                    part += ";type=\(file.contentType)"
+                }
                 arguments += ["-F", Self.shellQuoted(part)]
             }
             return arguments
@@ -92,8 +98,23 @@ extension HTTPRequest {
         return ["--data-raw", Self.shellQuoted(Redaction.redactText(text, extra: extra))]
     }
 
-    /// `text` with every character that curl's `-F` syntax reads specially, and every control
-    /// character, shown as `_`.
+    /// The characters of a media type that curl's `-F` syntax takes as they are.
+    private static let plainTypeScalars = Set(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&^_.+-/".unicodeScalars)
+
+    /// `text` inside one of curl's `-F` quoted words: `"` and `\` escaped, control characters
+    /// shown as `_`.
+    private static func formQuoted(_ text: String) -> String {
+        var quoted = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "\"" || scalar == "\\" { quoted.unicodeScalars.append("\\") }
+            quoted.unicodeScalars.append(scalar.properties.generalCategory == .control ? "_" : scalar)
+        }
+        return quoted
+    }
+
+    /// `text` (a field name, outside quotes) with every character that curl's `-F` syntax reads
+    /// specially, and every control character, shown as `_`.
     private static func formSafe(_ text: String) -> String {
         String(
             String.UnicodeScalarView(

@@ -29,7 +29,7 @@ public struct LogEntry: Sendable, Hashable {
     public enum Level: Int, Sendable, Hashable, Comparable {
         /// Headers, bodies and `curl` commands (``Event/detail``).
         case debug
-        /// A request, or an answer with a status below 400.
+        /// A request, an answer with a status below 400, or a request that was cancelled.
         case info
         /// An answer with a status of 400 or more.
         case warning

@@ -12,8 +12,10 @@ import Foundation
 /// send the whole resource again when it changed. Stored data whose partial file is not a
 /// hidden file beside the destination, named as Courier names it, is refused when decoded.
 ///
-/// Resume data is as powerful as its endpoint (its URL, headers and body go out again with the
-/// client's token and signature): keep it where the app keeps its own data.
+/// Everything else is used as stored: the endpoint (its URL, which may name any host, its
+/// headers and its body, a file body among them) goes out again with the client's token and
+/// signature, and the destination is written (replaced, with ``OverwritePolicy/replace``).
+/// Keep resume data where the app keeps its own data.
 extension DownloadResumeData: Codable {
     private static let formatVersion = 1
 
@@ -39,9 +41,11 @@ extension DownloadResumeData: Codable {
         }
         let destination = try container.decode(URL.self, forKey: .destination)
         let partialFile = try container.decode(URL.self, forKey: .partialFile)
-        // Only a hidden file beside the destination, named as Courier names them, is ever
-        // opened or removed: stored data that points elsewhere is refused.
+        // The partial file, which Courier creates, truncates and removes, must be a hidden file
+        // beside the destination, named as Courier names them: stored data that points
+        // elsewhere (another folder, through `..` or not) is refused.
         guard destination.isFileURL, partialFile.isFileURL,
+            !partialFile.pathComponents.contains(".."), !destination.pathComponents.contains(".."),
             partialFile.deletingLastPathComponent().standardizedFileURL.path
                 == destination.deletingLastPathComponent().standardizedFileURL.path,
             partialFile.lastPathComponent.hasPrefix(".\(destination.lastPathComponent).courier-download-")

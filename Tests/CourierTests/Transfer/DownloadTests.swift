@@ -178,6 +178,7 @@ import Testing
         #expect(!decodes(["version": 2]))
         #expect(!decodes(["partialFile": "file:///etc/passwd"]), "a partial file elsewhere")
         #expect(!decodes(["partialFile": "file:///tmp/other/.r.courier-download-1"]), "in another folder")
+        #expect(!decodes(["partialFile": "file:///tmp/link/../.r.courier-download-1"]), "through ..")
         #expect(!decodes(["partialFile": "https://example.com/tmp/.r.courier-download-1"]), "not a file URL")
         #expect(!decodes(["destination": "https://example.com/tmp/r"]))
 
