@@ -202,6 +202,7 @@ public struct HTTPRequest: Sendable {
             return PercentEncoding.encode(item.name) + "=" + value
         }
         let suffix = pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")
-        return Redaction.redactText(url.absoluteString, extra: extra) + suffix
+        // The query too: a value may hold a URL with a user name and password of its own.
+        return Redaction.redactText(url.absoluteString + suffix, extra: extra)
     }
 }

@@ -73,6 +73,23 @@ import Testing
         #expect(text.contains("http://<redacted>@127.0.0.1"))
     }
 
+    @Test("a URL with a password inside a query value keeps it out of errors, logs and curl commands")
+    func userInfoInQueryValue() async throws {
+        let sink = CapturingSink()
+        let backend = try Backend { $0.interceptors = [.logging(sink: sink, includesCurlCommands: true)] }
+        defer { backend.server.stop() }
+        let error = await networkError {
+            _ = try await backend.client.send(
+                Endpoint<String>.get("missing", query: ["next": "https://bob:hunter2@intranet/x"]))
+        }
+
+        #expect(error?.status == 404)
+        #expect(backend.server.requests.first?.query["next"] == "https://bob:hunter2@intranet/x", "sent as it is")
+        let text = "\(String(describing: error))\n\(sink.lines.joined(separator: "\n"))"
+        #expect(!text.contains("hunter2") && !text.contains("bob"), "\(text)")
+        #expect(text.contains("next=https%3A%2F%2F<redacted>%40intranet%2Fx"), "\(text)")
+    }
+
     @Test("an error's user-facing description is its message (the backend's, for a business error), redacted")
     func localizedDescription() {
         var business = NetworkError(.business, "The backend answered code 20001.")
