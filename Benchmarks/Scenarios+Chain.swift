@@ -15,7 +15,9 @@ extension Scenarios {
             configuration.interceptors = [
                 .headers(["X-App": "bench", "Accept-Language": "en"]),
                 .commonParameters(["version": "2.4.1", "deviceId": "bench-device-0001", "os": "linux"]),
-                .token(store: InMemoryTokenStore(token: Peer.freshToken)) { Peer.freshToken },
+                .token(store: InMemoryTokenStore(credential: Credential(accessToken: Peer.freshToken))) { _ in
+                    Credential(accessToken: Peer.freshToken)
+                },
                 .signing(.hmacSHA256(secret: Data("benchmark-secret".utf8))),
             ]
             return NetworkClient(configuration: configuration)
@@ -62,12 +64,11 @@ extension Scenarios {
         var calmTimes: [Double] = []
         for _ in 0..<repetitions {
             let fetches = FetchCounter()
-            let tokenClient = NetworkClient(configuration: .init(baseURL: peer.baseURL.appendingPathComponent("api/")))
             var configuration = NetworkClient.Configuration(baseURL: peer.baseURL.appendingPathComponent("api/"))
             configuration.interceptors = [
-                .token(store: InMemoryTokenStore(token: "expired")) {
+                .token(store: InMemoryTokenStore(credential: Credential(accessToken: "expired"))) { refresh in
                     fetches.increment()
-                    return try await tokenClient.send(Endpoint<String>.post("token"))
+                    return Credential(accessToken: try await refresh.client.send(Endpoint<String>.post("token")))
                 }
             ]
             let client = NetworkClient(configuration: configuration)

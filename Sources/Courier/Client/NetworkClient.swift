@@ -111,7 +111,7 @@ public actor NetworkClient {
         _ request: HTTPRequest, of endpoint: Endpoint<Response>,
         finish: @escaping @Sendable (HTTPResponse) throws -> Value
     ) async throws(NetworkError) -> Value {
-        let context = InterceptorContext(envelope: configuration.envelope, decoder: decodingContext.decoder)
+        let context = InterceptorContext(client: self)
         let skipped = endpoint.skippedLayers
         let (id, entry) = inFlight.add()
         let task = Task.detached(priority: Task.currentPriority) { [self] in

@@ -74,21 +74,18 @@ public struct InterceptorContext: Sendable {
     /// The envelope format of the client, to read business codes from responses.
     public let envelope: EnvelopeFormat
     /// The client's JSON decoder (its `userInfo` holds ``envelope``), so a layer reads the code
-    /// the caller gets; a plain one when the context was made with ``init(envelope:)``.
+    /// the caller gets.
     let decoder: JSONDecoder
+    private let owner: NetworkClient
 
-    /// Creates a context (the client makes one per request; tests of a custom layer can too).
-    /// Whether a request may be sent twice is the request's own ``HTTPRequest/isIdempotent``.
-    /// - Parameter envelope: The envelope format.
-    public init(envelope: EnvelopeFormat = .standard) {
-        let decoder = JSONDecoder()
-        decoder.userInfo[.envelopeFormat] = envelope
-        self.init(envelope: envelope, decoder: decoder)
-    }
-
-    package init(envelope: EnvelopeFormat, decoder: JSONDecoder) {
-        self.envelope = envelope
-        self.decoder = decoder
+    /// Creates the context of a request sent by `client` (the client makes one per request;
+    /// tests of a custom layer can too). Whether a request may be sent twice is the request's
+    /// own ``HTTPRequest/isIdempotent``.
+    /// - Parameter client: The client the request is sent by.
+    public init(client: NetworkClient) {
+        self.envelope = client.configuration.envelope
+        self.decoder = client.decodingContext.decoder
+        self.owner = client
     }
 
     /// The business code of a response whose body is an envelope in ``envelope``'s format, as
@@ -97,6 +94,15 @@ public struct InterceptorContext: Sendable {
     /// - Returns: The code.
     public func businessCode(in response: HTTPResponse) -> Int? {
         EnvelopeProbe.code(in: response.body, decoder: decoder)
+    }
+
+    /// The client sending this request, for a request of the layer's own (a token fetch, a
+    /// login): requests sent through it skip `layers`, so a layer that sends through it skips
+    /// itself and cannot loop.
+    /// - Parameter layers: The layers to skip; name at least the calling layer.
+    /// - Returns: The handle.
+    public func client(skipping layers: Set<InterceptorLayer>) -> ClientHandle {
+        ClientHandle(client: owner, skipping: layers)
     }
 }
 

@@ -12,10 +12,18 @@ import Foundation
 /// stops waiting at once (the re-login goes on for the others), and at most `limit` re-logins
 /// start per `window`, so a backend that keeps asking cannot loop the app through its login.
 ///
+/// The handler is told which answer asked for the login (99 "not logged in" may want a silent
+/// re-login, 500 "logged in elsewhere" a dialog) and gets a handle on the same client that skips
+/// this layer and the token layer, for the login call. When many requests ask at once, the
+/// handler runs once, told about the first of them.
+///
 /// Place it outside the token layer, so a replay carries the new session's token.
 ///
 /// ```swift
-/// .reLogin(codes: [99, 500], events: sessionEvents) { try await session.logInAgain() }
+/// .reLogin(codes: [99, 500], events: sessionEvents) { login in
+///     let session = try await login.client.send(.logIn(savedAccount))
+///     try await tokens.setCredential(Credential(accessToken: session.token))
+/// }
 /// ```
 public struct ReLoginInterceptor: Interceptor {
     private let codes: Set<Int>
@@ -30,11 +38,12 @@ public struct ReLoginInterceptor: Interceptor {
     ///   - limit: At most this many re-logins start per `window`; beyond that requests fail at
     ///     once with ``NetworkError/Code/sessionExpired`` instead of running the handler again.
     ///   - window: The window of `limit`.
-    ///   - handler: Logs in again; the app's code.
+    ///   - handler: Logs in again; the app's code. It gets the answer's status and business code,
+    ///     and a client handle for the login.
     public init(
         codes: Set<Int> = [99, 500], logsInAgainOnUnauthorized: Bool = false, events: SessionEvents? = nil,
         limit: Int = 3,
-        window: Duration = .seconds(60), handler: @escaping @Sendable () async throws -> Void
+        window: Duration = .seconds(60), handler: @escaping @Sendable (ReLogin) async throws -> Void
     ) {
         self.codes = codes
         self.logsInAgainOnUnauthorized = logsInAgainOnUnauthorized
@@ -66,8 +75,11 @@ public struct ReLoginInterceptor: Interceptor {
             if !seen.aliveSinceEnd { await coordinator.noteAlive() }
             return response
         }
+        let cause = ReLogin(
+            status: response.status, businessCode: context.businessCode(in: response),
+            client: context.client(skipping: [.reLogin, .token]))
         do {
-            try await coordinator.reLogin(after: seen)
+            try await coordinator.reLogin(after: seen, cause: cause)
         } catch let error as NetworkError where error.code == .cancelled {
             throw error
         } catch {
@@ -76,8 +88,8 @@ public struct ReLoginInterceptor: Interceptor {
             var failure =
                 (error as? NetworkError).flatMap { $0.code == .sessionExpired ? $0 : nil }
                 ?? NetworkError(.sessionExpired, "Logging in again failed.", underlying: error)
-            failure.status = failure.status ?? response.status
-            failure.businessCode = failure.businessCode ?? context.businessCode(in: response)
+            failure.status = failure.status ?? cause.status
+            failure.businessCode = failure.businessCode ?? cause.businessCode
             throw failure
         }
         let session = await coordinator.session
@@ -115,7 +127,7 @@ public struct ReLoginInterceptor: Interceptor {
             let aliveSinceEnd: Bool
         }
 
-        private let handler: @Sendable () async throws -> Void
+        private let handler: @Sendable (ReLogin) async throws -> Void
         private let events: SessionEvents?
         private let limit: Int
         private let window: Duration
@@ -133,8 +145,10 @@ public struct ReLoginInterceptor: Interceptor {
         /// lives again (the app logged in itself, or the answer needs none).
         func noteAlive() { aliveSinceEnd = true }
 
-        init(handler: @escaping @Sendable () async throws -> Void, events: SessionEvents?, limit: Int, window: Duration)
-        {
+        init(
+            handler: @escaping @Sendable (ReLogin) async throws -> Void, events: SessionEvents?, limit: Int,
+            window: Duration
+        ) {
             self.handler = handler
             self.events = events
             self.limit = max(limit, 1)
@@ -142,8 +156,8 @@ public struct ReLoginInterceptor: Interceptor {
         }
 
         /// Ensures a re-login newer than `seen` has succeeded: joins the running one, returns at
-        /// once if one succeeded since, or starts one (within the budget).
-        func reLogin(after seen: Session) async throws {
+        /// once if one succeeded since, or starts one (within the budget) for `cause`.
+        func reLogin(after seen: Session, cause: ReLogin) async throws {
             if let running { return try await running.value(whileWaitingFor: "the re-login") }
             guard generation == seen.generation else { return }
             guard ended == seen.ended else {
@@ -166,7 +180,7 @@ public struct ReLoginInterceptor: Interceptor {
             // A task of its own: the re-login outlives any one caller's cancellation.
             Task { [handler, session] in
                 do {
-                    try await handler()
+                    try await handler(cause)
                     self.succeeded(shared)
                 } catch {
                     self.failed(shared, error, startedIn: session)
@@ -211,16 +225,28 @@ extension Interceptor where Self == ReLoginInterceptor {
     ///   - events: Where session events are sent.
     ///   - limit: At most this many re-logins start per `window`.
     ///   - window: The window of `limit`.
-    ///   - handler: Logs in again.
+    ///   - handler: Logs in again, told which answer asked for it.
     /// - Returns: The layer.
     public static func reLogin(
         codes: Set<Int> = [99, 500], logsInAgainOnUnauthorized: Bool = false, events: SessionEvents? = nil,
         limit: Int = 3,
-        window: Duration = .seconds(60), handler: @escaping @Sendable () async throws -> Void
+        window: Duration = .seconds(60), handler: @escaping @Sendable (ReLogin) async throws -> Void
     ) -> Self {
         ReLoginInterceptor(
             codes: codes, logsInAgainOnUnauthorized: logsInAgainOnUnauthorized, events: events, limit: limit,
             window: window, handler: handler
         )
     }
+}
+
+/// What a re-login handler is told: the answer that asked for the login, and a client to log in
+/// with.
+public struct ReLogin: Sendable {
+    /// The HTTP status of the answer that asked for the login.
+    public let status: Int
+    /// Its business code (99 "not logged in", 500 "logged in elsewhere", …), if its body is an
+    /// envelope.
+    public let businessCode: Int?
+    /// The client the layer belongs to, skipping the re-login and token layers.
+    public let client: ClientHandle
 }

@@ -1,15 +1,18 @@
 import Foundation
 
-/// Attaches the token to every request, fetches it when there is none (the seeds' `getToken`),
-/// and refreshes it once when the server says it expired: on HTTP 401 and on configured business
-/// codes. Refreshes are single-flight: a thousand requests that meet an expired token together
-/// cause one refresh, and each is then replayed once with the new token.
+/// Attaches the access token to every request, fetches a credential when there is none (the
+/// seeds' `getToken`), refreshes it shortly before its ``Credential/expiresAt``, and refreshes
+/// it once when the server says it expired: on HTTP 401 and on configured business codes.
+/// Refreshes are single-flight: a thousand requests that meet an expired token together cause
+/// one refresh, and each is then replayed once with the new token.
 ///
-/// The endpoint that fetches the token must skip this layer: `.skipping(.token)`.
+/// The fetch gets the credential it replaces (with its refresh token) and a handle on the same
+/// client that skips this layer, so no second client is needed:
 ///
 /// ```swift
-/// .token(store: tokens, placement: .header("token"), refreshCodes: [401_001]) {
-///     try await client.send(.getToken()).token
+/// .token(store: tokens, refreshCodes: [401_001]) { refresh in
+///     let answer = try await refresh.client.send(.refreshToken(refresh.previous?.refreshToken))
+///     return Credential(accessToken: answer.token, refreshToken: answer.refreshToken)
 /// }
 /// ```
 public struct TokenInterceptor: Interceptor {
@@ -40,19 +43,21 @@ public struct TokenInterceptor: Interceptor {
     ///   - fetchBackoff: The pause between those tries.
     ///   - refreshLimit: At most this many refreshes start per `refreshWindow`.
     ///   - refreshWindow: The window of `refreshLimit`.
-    ///   - fetch: Fetches a new token.
+    ///   - refreshLeeway: A credential that expires within this time is refreshed before it is
+    ///     sent.
+    ///   - fetch: Fetches a new credential.
     public init(
         store: any TokenStore, placement: Placement = .header("token"), refreshCodes: Set<Int> = [],
         refreshesOnUnauthorized: Bool = true, fetchAttempts: Int = 3, fetchBackoff: Duration = .milliseconds(500),
-        refreshLimit: Int = 5, refreshWindow: Duration = .seconds(60),
-        fetch: @escaping @Sendable () async throws -> String
+        refreshLimit: Int = 5, refreshWindow: Duration = .seconds(60), refreshLeeway: Duration = .seconds(30),
+        fetch: @escaping @Sendable (TokenRefresh) async throws -> Credential
     ) {
         self.placement = placement
         self.refreshCodes = refreshCodes
         self.refreshesOnUnauthorized = refreshesOnUnauthorized
         self.refresher = TokenRefresher(
             store: store, fetch: fetch, attempts: fetchAttempts, backoff: fetchBackoff, limit: refreshLimit,
-            window: refreshWindow)
+            window: refreshWindow, leeway: refreshLeeway)
     }
 
     /// ``InterceptorLayer/token``.
@@ -70,16 +75,18 @@ public struct TokenInterceptor: Interceptor {
     ///   - context: Reads business codes.
     ///   - next: The inner layers.
     /// - Returns: The response.
-    /// - Throws: ``NetworkError/Code/tokenRefreshFailed`` when no token can be had; whatever
+    /// - Throws: ``NetworkError/Code/tokenRefreshFailed`` when no token can be had (the store
+    ///   failed, or the fetch did); whatever
     ///   `next` throws.
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
-        let token = try await refresher.currentToken()
-        let response = try await next(try attaching(token, to: request))
+        let client = context.client(skipping: [.token])
+        let credential = try await refresher.currentCredential(client: client)
+        let response = try await next(try attaching(credential.accessToken, to: request))
         guard isExpiry(response, context) else { return response }
-        let fresh = try await refresher.token(newerThan: token)
-        return try await next(try attaching(fresh, to: request))
+        let fresh = try await refresher.credential(newerThan: credential, client: client)
+        return try await next(try attaching(fresh.accessToken, to: request))
     }
 
     private func isExpiry(_ response: HTTPResponse, _ context: InterceptorContext) -> Bool {
@@ -114,17 +121,19 @@ extension Interceptor where Self == TokenInterceptor {
     ///   - fetchBackoff: The pause between those tries.
     ///   - refreshLimit: At most this many refreshes start per `refreshWindow`.
     ///   - refreshWindow: The window of `refreshLimit`.
-    ///   - fetch: Fetches a new token.
+    ///   - refreshLeeway: A credential that expires within this time is refreshed before it is
+    ///     sent.
+    ///   - fetch: Fetches a new credential.
     /// - Returns: The layer.
     public static func token(
         store: any TokenStore, placement: TokenInterceptor.Placement = .header("token"), refreshCodes: Set<Int> = [],
         refreshesOnUnauthorized: Bool = true, fetchAttempts: Int = 3, fetchBackoff: Duration = .milliseconds(500),
-        refreshLimit: Int = 5, refreshWindow: Duration = .seconds(60),
-        fetch: @escaping @Sendable () async throws -> String
+        refreshLimit: Int = 5, refreshWindow: Duration = .seconds(60), refreshLeeway: Duration = .seconds(30),
+        fetch: @escaping @Sendable (TokenRefresh) async throws -> Credential
     ) -> Self {
         TokenInterceptor(
             store: store, placement: placement, refreshCodes: refreshCodes,
             refreshesOnUnauthorized: refreshesOnUnauthorized, fetchAttempts: fetchAttempts, fetchBackoff: fetchBackoff,
-            refreshLimit: refreshLimit, refreshWindow: refreshWindow, fetch: fetch)
+            refreshLimit: refreshLimit, refreshWindow: refreshWindow, refreshLeeway: refreshLeeway, fetch: fetch)
     }
 }

@@ -1,59 +1,98 @@
-/// Where the token lives between requests: memory, the keychain, a file. Courier reads it before
-/// a request and writes it after each refresh.
+import Foundation
+
+/// What a login gives an app: the access token sent with each request, and optionally a
+/// refresh token and the moment the access token expires.
 ///
-/// A refresh stores its token with ``replaceToken(_:with:)``, only if the store still holds the
-/// token that was refreshed: a logout (`setToken(nil)`) or a new login that happens while a
-/// refresh runs is never overwritten by it.
+/// With ``expiresAt`` set, the token layer refreshes the credential shortly *before* it
+/// expires (``TokenInterceptor``'s `refreshLeeway`), so no request is sent with a token the
+/// server is about to refuse.
+public struct Credential: Sendable, Hashable, Codable {
+    /// The token sent with each request.
+    public var accessToken: String
+    /// The token the app's refresh call sends to get a new access token, if the backend has one.
+    public var refreshToken: String?
+    /// When the access token expires, if the backend says.
+    public var expiresAt: Date?
+
+    /// Creates a credential.
+    /// - Parameters:
+    ///   - accessToken: The token sent with each request.
+    ///   - refreshToken: The token that gets a new access token, if any.
+    ///   - expiresAt: When the access token expires, if known.
+    public init(accessToken: String, refreshToken: String? = nil, expiresAt: Date? = nil) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+    }
+
+    /// Whether the access token expires within `leeway` from `now` (never, without an expiry).
+    func expires(within leeway: Duration, from now: Date) -> Bool {
+        guard let expiresAt else { return false }
+        let seconds = Double(leeway.components.seconds) + Double(leeway.components.attoseconds) * 1e-18
+        return expiresAt.timeIntervalSince(now) <= seconds
+    }
+}
+
+/// Where the credential lives between requests: memory, the keychain, a file. Courier reads it
+/// before each request and writes it after each refresh.
+///
+/// Every requirement may throw (a keychain read can fail): the request then fails with
+/// ``NetworkError/Code/tokenRefreshFailed``, carrying the store's error as its
+/// ``NetworkError/underlying``; nothing is sent without the credential.
+///
+/// A refresh stores its credential with ``replaceCredential(_:with:)``, only if the store still
+/// holds the credential that was refreshed: a logout (`setCredential(nil)`) or a new login that
+/// happens while a refresh runs is never overwritten by it.
 public protocol TokenStore: Sendable {
-    /// The current token, or `nil` when there is none yet.
-    func token() async -> String?
-    /// Replaces the token (`nil` forgets it: a logout).
-    /// - Parameter token: The new token.
-    func setToken(_ token: String?) async
-    /// Stores `token` only if the current token is still `expected`, in one step.
+    /// The current credential, or `nil` when there is none yet.
+    func credential() async throws -> Credential?
+    /// Replaces the credential (`nil` forgets it: a logout).
+    /// - Parameter credential: The new credential.
+    func setCredential(_ credential: Credential?) async throws
+    /// Stores `credential` only if the current one is still `expected`, in one step.
     ///
     /// The default implementation reads and then writes, so another write can slip in between;
     /// a store that others write to (a keychain shared with an extension, say) should implement
     /// this atomically, as ``InMemoryTokenStore`` does.
     /// - Parameters:
-    ///   - expected: The token the refresh replaced (`nil` when there was none).
-    ///   - token: The new token.
+    ///   - expected: The credential the refresh replaced (`nil` when there was none).
+    ///   - credential: The new credential.
     /// - Returns: Whether it was stored.
-    func replaceToken(_ expected: String?, with token: String) async -> Bool
+    func replaceCredential(_ expected: Credential?, with credential: Credential) async throws -> Bool
 }
 
 extension TokenStore {
-    /// Reads, compares and writes (not atomic; see ``TokenStore/replaceToken(_:with:)``).
-    public func replaceToken(_ expected: String?, with token: String) async -> Bool {
-        guard await self.token() == expected else { return false }
-        await setToken(token)
+    /// Reads, compares and writes (not atomic; see ``TokenStore/replaceCredential(_:with:)``).
+    public func replaceCredential(_ expected: Credential?, with credential: Credential) async throws -> Bool {
+        guard try await self.credential() == expected else { return false }
+        try await setCredential(credential)
         return true
     }
 }
 
 /// A ``TokenStore`` in memory.
 public actor InMemoryTokenStore: TokenStore {
-    private var current: String?
+    private var current: Credential?
 
     /// Creates a store.
-    /// - Parameter token: The initial token, if any.
-    public init(token: String? = nil) { current = token }
+    /// - Parameter credential: The initial credential, if any.
+    public init(credential: Credential? = nil) { current = credential }
 
-    /// The current token.
-    public func token() async -> String? { current }
+    /// The current credential.
+    public func credential() async -> Credential? { current }
 
-    /// Replaces the token.
-    /// - Parameter token: The new token.
-    public func setToken(_ token: String?) async { current = token }
+    /// Replaces the credential.
+    /// - Parameter credential: The new credential.
+    public func setCredential(_ credential: Credential?) async { current = credential }
 
-    /// Stores `token` if the current token is `expected`, atomically.
+    /// Stores `credential` if the current one is `expected`, atomically.
     /// - Parameters:
-    ///   - expected: The token the refresh replaced.
-    ///   - token: The new token.
+    ///   - expected: The credential the refresh replaced.
+    ///   - credential: The new credential.
     /// - Returns: Whether it was stored.
-    public func replaceToken(_ expected: String?, with token: String) async -> Bool {
+    public func replaceCredential(_ expected: Credential?, with credential: Credential) async -> Bool {
         guard current == expected else { return false }
-        current = token
+        current = credential
         return true
     }
 }

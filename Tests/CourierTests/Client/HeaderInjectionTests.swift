@@ -34,14 +34,20 @@ import Testing
 
     @Test("a token with CR LF from the store", arguments: hostileValues)
     func tokenFromStore(value: String) async throws {
-        let backend = try Self.backend([.token(store: InMemoryTokenStore(token: value)) { "unused" }])
+        let backend = try Self.backend([
+            .token(store: InMemoryTokenStore(credential: Credential(accessToken: value))) { _ in
+                Credential(accessToken: "unused")
+            }
+        ])
         defer { backend.server.stop() }
         await Self.expectRefused(backend)
     }
 
     @Test("a bearer token with CR LF from the fetch", arguments: hostileValues)
     func bearerFromFetch(value: String) async throws {
-        let backend = try Self.backend([.token(store: InMemoryTokenStore(), placement: .bearer) { value }])
+        let backend = try Self.backend([
+            .token(store: InMemoryTokenStore(), placement: .bearer) { _ in Credential(accessToken: value) }
+        ])
         defer { backend.server.stop() }
         await Self.expectRefused(backend)
     }
@@ -93,7 +99,9 @@ import Testing
     @Test("an endpoint header with CR LF fails before any layer runs")
     func endpointHeader() async throws {
         let fetches = Counter()
-        let backend = try Self.backend([.token(store: InMemoryTokenStore()) { "t\(fetches.increment())" }])
+        let backend = try Self.backend([
+            .token(store: InMemoryTokenStore()) { _ in Credential(accessToken: "t\(fetches.increment())") }
+        ])
         defer { backend.server.stop() }
         await Self.expectRefused(backend, .get("x", headers: ["X-Trace": "1\r\nX-Injected: 1"]))
         #expect(fetches.increment() == 1, "the token was never fetched")

@@ -77,7 +77,9 @@ import Testing
             let sink = CapturingSink()
             let backend = try Backend {
                 $0.interceptors = [
-                    .token(store: InMemoryTokenStore(token: "TOKEN-SECRET-1")) { "TOKEN-SECRET-2" },
+                    .token(store: InMemoryTokenStore(credential: Credential(accessToken: "TOKEN-SECRET-1"))) { _ in
+                        Credential(accessToken: "TOKEN-SECRET-2")
+                    },
                     .headers(
                         ["Cookie": "sid=COOKIE-SECRET"], computed: { _ in ["Authorization": "Bearer AUTH-SECRET"] }),
                     .commonParameters(["version": "3.2.0", "idCard": "ID-SECRET"]),

@@ -91,7 +91,11 @@ private struct Tracer: Interceptor {
 
     @Test("the context reads business codes from envelopes")
     func businessCode() {
-        let context = InterceptorContext(envelope: EnvelopeFormat(codeKey: "result"))
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: URL(string: "https://api.example.com/")!, envelope: EnvelopeFormat(codeKey: "result"),
+                transport: MockTransport { _ in .init(status: 204) }))
+        let context = InterceptorContext(client: client)
         #expect(context.businessCode(in: .json(#"{"result":"99"}"#)) == 99)
         #expect(context.businessCode(in: .json(#"{"code":99}"#)) == nil)
         #expect(context.businessCode(in: HTTPResponse(status: 200, body: Data("<html>".utf8))) == nil)

@@ -100,7 +100,10 @@ import Testing
         }
         let backend = try Backend {
             $0.interceptors = [
-                Self.common, .token(store: InMemoryTokenStore(token: "t1"), placement: .parameter("token")) { "t2" },
+                Self.common,
+                .token(
+                    store: InMemoryTokenStore(credential: Credential(accessToken: "t1")), placement: .parameter("token")
+                ) { _ in Credential(accessToken: "t2") },
             ]
         }
         defer { backend.server.stop() }

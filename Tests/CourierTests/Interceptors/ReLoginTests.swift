@@ -35,21 +35,26 @@ import Testing
         }
 
         var loginHits: Int { server.requests.filter { $0.path == "/v1/login" }.count }
+        /// The status and business code each re-login was told about.
+        var heard: [String] { lock.withLock { causes } }
+        private var causes: [String] = []
 
         func client(session: Session, events: SessionEvents, failingLogin: Bool = false) -> (
             NetworkClient, ReLoginInterceptor
         ) {
             let base = server.baseURL.appendingPathComponent("v1/")
-            let plain = NetworkClient(configuration: .init(baseURL: base, transport: TestTransport.make()))
-            let layer = ReLoginInterceptor(codes: [99, 500], events: events) {
+            // The login sends through the same client; its handle skips the re-login layer.
+            let layer = ReLoginInterceptor(codes: [99, 500], events: events) { [self] login in
+                lock.withLock { causes.append("\(login.status) \(login.businessCode.map(String.init) ?? "-")") }
                 struct LoginFailed: Error {}
                 if failingLogin { throw LoginFailed() }
-                await session.set(try await plain.send(Endpoint<String>.post("login")))
+                await session.set(try await login.client.send(Endpoint<String>.post("login")))
             }
             let client = NetworkClient(
                 configuration: .init(
                     baseURL: base,
-                    interceptors: [layer, .headers(computed: { _ in ["session": await session.value] })]))
+                    interceptors: [layer, .headers(computed: { _ in ["session": await session.value] })],
+                    transport: TestTransport.make()))
             return (client, layer)
         }
     }
@@ -85,16 +90,16 @@ import Testing
         server.route("/data") { _ in
             server.requests.contains { $0.path == "/login" } ? .envelope(data: "ok") : .init(status: 401)
         }
-        let plain = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: TestTransport.make()))
         for logsInAgainOnUnauthorized in [false, true] {
             let client = NetworkClient(
                 configuration: .init(
                     baseURL: server.baseURL,
                     interceptors: [
-                        .reLogin(codes: [], logsInAgainOnUnauthorized: logsInAgainOnUnauthorized) {
-                            _ = try await plain.send(Endpoint<EmptyResponse>.post("login", decoding: .empty))
+                        .reLogin(codes: [], logsInAgainOnUnauthorized: logsInAgainOnUnauthorized) { login in
+                            #expect(login.status == 401 && login.businessCode == nil)
+                            _ = try await login.client.send(Endpoint<EmptyResponse>.post("login", decoding: .empty))
                         }
-                    ]))
+                    ], transport: TestTransport.make()))
             let result = await networkError { _ = try await client.send(Endpoint<String>.get("data")) }
             #expect(result?.status == (logsInAgainOnUnauthorized ? nil : 401))
         }
@@ -144,5 +149,16 @@ import Testing
         #expect(error?.code == .sessionExpired)
         #expect(error?.businessCode == code)
         #expect(error?.status == 200)
+    }
+
+    @Test("the handler is told which code asked for the login: 99 wants a silent re-login, 500 a dialog")
+    func handlerToldTheCode() async throws {
+        let backend = try Backend99()
+        defer { backend.server.stop() }
+        let (client, _) = backend.client(session: Session(), events: SessionEvents())
+        #expect(try await client.send(Endpoint<String>.get("data")) == "ok")
+        _ = await networkError { _ = try await client.send(Endpoint<String>.get("elsewhere")) }
+        #expect(backend.heard == ["200 99", "200 500"])
+        #expect(backend.loginHits == 2)
     }
 }

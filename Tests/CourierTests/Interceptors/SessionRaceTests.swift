@@ -27,25 +27,25 @@ import Testing
     func logoutDuringRefresh() async throws {
         let server = try Self.backend(valid: ["new"])
         defer { server.stop() }
-        let store = InMemoryTokenStore(token: "old")
+        let store = InMemoryTokenStore(credential: Credential(accessToken: "old"))
         let gate = Gate()
         let client = Self.client(
             server,
             [
-                .token(store: store) {
+                .token(store: store) { _ in
                     await gate.pass()
-                    return "new"
+                    return Credential(accessToken: "new")
                 }
             ])
 
         let request = Task { try await client.send(Endpoint<String>.get("data")) }
         await gate.arrivals(1)
-        await store.setToken(nil)
+        await store.setCredential(nil)
         gate.open()
         let error = await networkError { _ = try await request.value }
 
         #expect(error?.code == .tokenRefreshFailed, "\(String(describing: error))")
-        #expect(await store.token() == nil, "the logged-out session stays logged out")
+        #expect(await store.credential() == nil, "the logged-out session stays logged out")
         #expect(!server.requests.contains { $0.headers["token"] == "new" })
     }
 
@@ -53,24 +53,24 @@ import Testing
     func loginDuringRefresh() async throws {
         let server = try Self.backend(valid: ["new", "login"])
         defer { server.stop() }
-        let store = InMemoryTokenStore(token: "old")
+        let store = InMemoryTokenStore(credential: Credential(accessToken: "old"))
         let gate = Gate()
         let client = Self.client(
             server,
             [
-                .token(store: store) {
+                .token(store: store) { _ in
                     await gate.pass()
-                    return "new"
+                    return Credential(accessToken: "new")
                 }
             ])
 
         let request = Task { try await client.send(Endpoint<String>.get("data")) }
         await gate.arrivals(1)
-        await store.setToken("login")
+        await store.setCredential(Credential(accessToken: "login"))
         gate.open()
 
         #expect(try await request.value == "login")
-        #expect(await store.token() == "login")
+        #expect(await store.credential()?.accessToken == "login")
     }
 
     @Test("a caller cancelled while a refresh runs ends at once; the refresh goes on for the others")
@@ -82,10 +82,10 @@ import Testing
         let client = Self.client(
             server,
             [
-                .token(store: InMemoryTokenStore(token: "old")) {
+                .token(store: InMemoryTokenStore(credential: Credential(accessToken: "old"))) { _ in
                     _ = fetches.increment()
                     await gate.pass()
-                    return "new"
+                    return Credential(accessToken: "new")
                 }
             ])
         // `leaving` starts the refresh, so it is waiting for it (not in the transport) when
@@ -122,7 +122,7 @@ import Testing
         let client = Self.client(
             server,
             [
-                .reLogin(codes: [99], events: events) {
+                .reLogin(codes: [99], events: events) { _ in
                     await gate.pass()
                     throw Refused()
                 }
@@ -145,7 +145,7 @@ import Testing
         let events = SessionEvents()
         let stream = events.updates()
         struct Refused: Error {}
-        let client = Self.client(server, [.reLogin(codes: [99], events: events) { throw Refused() }])
+        let client = Self.client(server, [.reLogin(codes: [99], events: events) { _ in throw Refused() }])
         // The first session ends; the user logs in on the login screen (outside the layer);
         // later that session ends too.
         for _ in 0..<2 {
@@ -193,7 +193,7 @@ import Testing
         let logins = Counter()
         let events = SessionEvents()
         let stream = events.updates()
-        let layer = ReLoginInterceptor(codes: [99], events: events, limit: 2, window: .seconds(60)) {
+        let layer = ReLoginInterceptor(codes: [99], events: events, limit: 2, window: .seconds(60)) { _ in
             _ = logins.increment()
         }
         let client = Self.client(server, [layer])
@@ -213,7 +213,7 @@ import Testing
         let server = try Self.loggedOutBackend()
         defer { server.stop() }
         let gate = Gate()
-        let client = Self.client(server, [.reLogin(codes: [99]) { await gate.pass() }])
+        let client = Self.client(server, [.reLogin(codes: [99]) { _ in await gate.pass() }])
         let request = Task { try await client.send(Endpoint<String>.get("data")) }
         await gate.arrivals(1)
 

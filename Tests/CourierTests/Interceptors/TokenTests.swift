@@ -43,12 +43,12 @@ import Testing
             -> (NetworkClient, TokenInterceptor)
         {
             let base = server.baseURL.appendingPathComponent("v1/")
-            let fetcher = NetworkClient(configuration: .init(baseURL: base, transport: TestTransport.make()))
+            // The fetch sends through the same client; its handle skips the token layer.
             let layer = TokenInterceptor(
                 store: store, placement: placement, refreshCodes: [401_001], fetchBackoff: .milliseconds(20)
-            ) {
+            ) { refresh in
                 struct Token: Decodable, Sendable { let token: String }
-                return try await fetcher.send(Endpoint<Token>.post("token").skipping(.token)).token
+                return Credential(accessToken: try await refresh.client.send(Endpoint<Token>.post("token")).token)
             }
             // 1,000 requests share 16 connections: under a sanitizer the last of them wait most of
             // the 30 s timeout.
@@ -64,7 +64,7 @@ import Testing
         let backend = try TokenBackend()
         defer { backend.server.stop() }
         backend.start()
-        let (client, layer) = backend.client(store: InMemoryTokenStore(token: "expired"))
+        let (client, layer) = backend.client(store: InMemoryTokenStore(credential: Credential(accessToken: "expired")))
         let results = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<1000 { group.addTask { try await client.send(Endpoint<String>.get("data")) } }
             return try await group.reduce(into: [String]()) { $0.append($1) }
@@ -73,6 +73,8 @@ import Testing
         #expect(Set(results) == ["t1"])
         #expect(backend.tokenHits == 1)
         #expect(await layer.refreshCount == 1)
+        let fetches = backend.server.requests.filter { $0.path == "/v1/token" }
+        #expect(fetches.allSatisfy { $0.headers["token"] == nil }, "the fetch skips the token layer")
         print(
             "refresh storm: 1000 requests, \(backend.tokenHits) refresh, \(backend.dataHits) data requests on the wire")
     }
@@ -86,7 +88,7 @@ import Testing
         let store = InMemoryTokenStore()
         let (client, _) = backend.client(store: store, placement: .parameter("token"))
         #expect(try await client.send(Endpoint<String>.get("data")) == "t1")
-        #expect(await store.token() == "t1")
+        #expect(try await store.credential()?.accessToken == "t1")
         // The backend rotates the token; the next call meets code 401001 and refreshes once.
         _ = try await backend.client(store: InMemoryTokenStore()).0.send(Endpoint<String>.post("data"))
         #expect(try await client.send(Endpoint<String>.post("data")) == "t3")
@@ -97,11 +99,11 @@ import Testing
     /// A store that has been updated by someone else between two reads: first `t1`, then `t2`.
     actor RotatedStore: TokenStore {
         private var reads = 0
-        func token() async -> String? {
+        func credential() async -> Credential? {
             reads += 1
-            return reads == 1 ? "t1" : "t2"
+            return Credential(accessToken: reads == 1 ? "t1" : "t2")
         }
-        func setToken(_ token: String?) async {}
+        func setCredential(_ credential: Credential?) async {}
     }
 
     @Test("a request that failed with an older token than the stored one is replayed without a refresh")
@@ -110,7 +112,8 @@ import Testing
         defer { backend.server.stop() }
         backend.start()
         _ = try await backend.client(store: InMemoryTokenStore()).0.send(Endpoint<String>.get("data"))
-        _ = try await backend.client(store: InMemoryTokenStore(token: "stale")).0.send(Endpoint<String>.get("data"))
+        _ = try await backend.client(store: InMemoryTokenStore(credential: Credential(accessToken: "stale"))).0.send(
+            Endpoint<String>.get("data"))
         #expect(backend.tokenHits == 2)  // the server now wants t2
         let (client, layer) = backend.client(store: RotatedStore())
         #expect(try await client.send(Endpoint<String>.get("data")) == "t2")
@@ -152,10 +155,10 @@ import Testing
     @Test("fetching the token retries with backoff, then the request goes out with it")
     func fetchRetries() async throws {
         let tries = Counter()
-        let layer = TokenInterceptor(store: InMemoryTokenStore(), fetchBackoff: .milliseconds(100)) {
+        let layer = TokenInterceptor(store: InMemoryTokenStore(), fetchBackoff: .milliseconds(100)) { _ in
             struct Flaky: Error {}
             if tries.increment() < 3 { throw Flaky() }
-            return "third-time"
+            return Credential(accessToken: "third-time")
         }
         let transport = MockTransport { _ in .json(#"{"code":0}"#) }
         let client = NetworkClient(
@@ -177,7 +180,10 @@ import Testing
         let client = NetworkClient(
             configuration: .init(
                 baseURL: URL(string: "https://api.example.com/")!,
-                interceptors: [.token(store: InMemoryTokenStore(token: "abc"), placement: placement) { "new" }],
+                interceptors: [
+                    .token(store: InMemoryTokenStore(credential: Credential(accessToken: "abc")), placement: placement)
+                    { _ in Credential(accessToken: "new") }
+                ],
                 transport: transport))
         _ = try await client.send(Endpoint<EmptyResponse>.get("a", query: ["token": "old"]))
         let request = try #require(transport.requests.first)

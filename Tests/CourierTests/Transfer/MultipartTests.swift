@@ -178,7 +178,10 @@ import Testing
         let secret = Data("multipart-secret".utf8)
         let backend = try Backend {
             $0.interceptors = [
-                .commonParameters(["version": "2.1"]), .token(store: InMemoryTokenStore(token: "T-1")) { "T-2" },
+                .commonParameters(["version": "2.1"]),
+                .token(store: InMemoryTokenStore(credential: Credential(accessToken: "T-1"))) { _ in
+                    Credential(accessToken: "T-2")
+                },
                 .signing(.hmacSHA256(secret: secret)),
             ]
         }
