@@ -88,7 +88,7 @@ import Testing
         let store = InMemoryTokenStore()
         let (client, _) = backend.client(store: store, placement: .parameter("token"))
         #expect(try await client.send(Endpoint<String>.get("data")) == "t1")
-        #expect(try await store.credential()?.accessToken == "t1")
+        #expect(await store.credential()?.accessToken == "t1")
         // The backend rotates the token; the next call meets code 401001 and refreshes once.
         _ = try await backend.client(store: InMemoryTokenStore()).0.send(Endpoint<String>.post("data"))
         #expect(try await client.send(Endpoint<String>.post("data")) == "t3")
