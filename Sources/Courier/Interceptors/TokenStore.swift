@@ -28,8 +28,7 @@ public struct Credential: Sendable, Hashable, Codable {
     /// Whether the access token expires within `leeway` from `now` (never, without an expiry).
     func expires(within leeway: Duration, from now: Date) -> Bool {
         guard let expiresAt else { return false }
-        let seconds = Double(leeway.components.seconds) + Double(leeway.components.attoseconds) * 1e-18
-        return expiresAt.timeIntervalSince(now) <= seconds
+        return expiresAt.timeIntervalSince(now) <= leeway.seconds
     }
 }
 
