@@ -32,6 +32,23 @@ public struct Credential: Sendable, Hashable, Codable {
     }
 }
 
+extension Credential: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The credential with its tokens replaced by `<redacted>`, so printing or logging it shows
+    /// which tokens it holds and when it expires, never the tokens themselves.
+    public var description: String {
+        var parts = ["accessToken: <redacted>"]
+        if refreshToken != nil { parts.append("refreshToken: <redacted>") }
+        if let expiresAt { parts.append("expiresAt: \(expiresAt)") }
+        return "Credential(" + parts.joined(separator: ", ") + ")"
+    }
+
+    /// The same redacted text as ``description``.
+    public var debugDescription: String { description }
+
+    /// What `dump(_:)` and debuggers show: the redacted ``description``.
+    public var customMirror: Mirror { Mirror(self, children: ["credential": description]) }
+}
+
 /// Where the credential lives between requests: memory, the keychain, a file. Courier reads it
 /// before each request and writes it after each refresh.
 ///

@@ -99,4 +99,17 @@ import Testing
         #expect(fetches.increment() == 2, "one fetch, then this probe")
         #expect(transport.requests.isEmpty)
     }
+
+    @Test("printing, debug-printing or dumping a credential never shows its tokens")
+    func redactedWhenPrinted() {
+        let credential = Credential(
+            accessToken: "secret-access", refreshToken: "secret-refresh", expiresAt: Date(timeIntervalSince1970: 0))
+        var dumped = ""
+        dump(credential, to: &dumped)
+        for text in [String(describing: credential), String(reflecting: credential), "\(credential)", dumped] {
+            #expect(!text.contains("secret"), "\(text)")
+            #expect(text.contains("refreshToken: <redacted>") && text.contains("1970"), "\(text)")
+        }
+        #expect(!"\(Credential(accessToken: "a"))".contains("refreshToken"))
+    }
 }
