@@ -27,9 +27,10 @@ extension FuzzTarget {
     private static func envelope(_ input: UnsafeRawBufferPointer) {
         guard let settings = input.first else { return }
         let body = Data(input.dropFirst())
-        let codeKey = ["code", "result", "err_code", "errCode"][Int(settings & 3)]
+        let codeKey = (settings & 8 == 0 ? "" : "meta.") + ["code", "result", "err_code", "errCode"][Int(settings & 3)]
         let format = EnvelopeFormat(
-            codeKey: codeKey, successCodes: settings & 4 == 0 ? [0] : [0, 200], acceptsStringCodes: settings & 8 == 0)
+            codeKey: codeKey, successCodes: settings & 4 == 0 ? [0] : [0, 200, "A0000"],
+            successKey: settings & 64 == 0 ? nil : "success")
         let decoder = JSONDecoder()
         if settings & 16 != 0 { decoder.keyDecodingStrategy = .convertFromSnakeCase }
         if settings & 32 != 0 { decoder.allowsJSON5 = true }
@@ -39,11 +40,13 @@ extension FuzzTarget {
         // The envelope as the client decodes a body (`.json`, so its code is kept).
         let model = try? ResponseDecoding<BaseModel<EmptyResponse>>.json.decode(
             response, DecodingContext(decoder: decoder, envelope: format))
+        let decoded = model?.code ?? nil
         require(
-            probed == model?.code,
-            "the layers read \(String(describing: probed)), BaseModel \(String(describing: model?.code))")
-        if let model {
-            require(model.isSuccess == format.successCodes.contains(model.code), "isSuccess for code \(model.code)")
+            probed == decoded, "the layers read \(String(describing: probed)), BaseModel \(String(describing: decoded))"
+        )
+        if let model, format.successKey == nil {
+            require(decoded != nil, "no code without a success flag")
+            require(model.isSuccess == decoded.map(format.successCodes.contains), "isSuccess for code \(decoded!)")
         }
     }
 

@@ -106,10 +106,11 @@ extension LoopbackServer {
         ///   - code: The business code.
         ///   - message: The message.
         ///   - data: The payload, encoded as JSON.
-        ///   - format: The keys to use, as the client's ``EnvelopeFormat`` reads them.
+        ///   - format: The keys to use, as the client's ``EnvelopeFormat`` reads them (with its
+        ///     success flag, when it has one, saying whether `code` is a success code).
         /// - Returns: The answer.
         public static func envelope(
-            code: Int = 0, message: String = "ok", data: some Encodable, format: EnvelopeFormat = .standard
+            code: BusinessCode = 0, message: String = "ok", data: some Encodable, format: EnvelopeFormat = .standard
         ) -> Response {
             do {
                 let body = try EnvelopeText.encode(code: code, message: message, data: data, format: format)

@@ -109,12 +109,13 @@ extension HTTPResponse {
     ///   - code: The business code.
     ///   - message: The message.
     ///   - data: The payload, encoded as JSON.
-    ///   - format: The keys to use, as the client's ``EnvelopeFormat`` reads them.
+    ///   - format: The keys to use, as the client's ``EnvelopeFormat`` reads them (with its
+    ///     success flag, when it has one, saying whether `code` is a success code).
     ///   - status: The status code.
     /// - Returns: The response.
     /// - Throws: `EncodingError` when `data` cannot be encoded as JSON.
     public static func envelope(
-        code: Int = 0, message: String = "ok", data: some Encodable, format: EnvelopeFormat = .standard,
+        code: BusinessCode = 0, message: String = "ok", data: some Encodable, format: EnvelopeFormat = .standard,
         status: Int = 200
     ) throws -> HTTPResponse {
         let body = try EnvelopeText.encode(code: code, message: message, data: data, format: format)

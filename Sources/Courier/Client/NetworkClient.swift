@@ -54,11 +54,25 @@ public actor NetworkClient {
     ///   ``NetworkError/Code/timedOut``, ``NetworkError/Code/httpStatus``,
     ///   ``NetworkError/Code/business``, ``NetworkError/Code/decodingFailed``, …
     public nonisolated func send<Response>(_ endpoint: Endpoint<Response>) async throws(NetworkError) -> Response {
+        try await reply(to: endpoint).value
+    }
+
+    /// Sends an endpoint and returns its decoded payload together with the answer it came in:
+    /// status, headers, timings, and the envelope's message and other fields.
+    ///
+    /// It sends, checks and decodes as ``send(_:)`` does, and throws the same errors.
+    /// - Parameter endpoint: What to send and how to decode the answer.
+    /// - Returns: The payload and its answer.
+    /// - Throws: ``NetworkError``, as ``send(_:)`` does.
+    public nonisolated func reply<Response>(to endpoint: Endpoint<Response>) async throws(NetworkError)
+        -> Reply<Response>
+    {
         let request = try makeRequest(endpoint)
         let decoding = endpoint.decoding
         return try await perform(request, of: endpoint) { [self] response in
             try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
-            return try decoding.decode(response, decodingContext)
+            let value = try decoding.decode(response, decodingContext)
+            return Reply(value: value, response: response, decoder: decodingContext.decoder)
         }
     }
 

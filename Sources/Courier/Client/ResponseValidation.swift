@@ -49,12 +49,12 @@ struct ResponseValidation: Sendable {
         error.body = response.body
         guard let object = EnvelopeProbe.object(in: response.body) else { return error }
         if object["errorCode"] != nil || object["errorDescription"] != nil || object["content"] != nil {
-            error.businessCode = EnvelopeProbe.integer(object["errorCode"])
+            error.businessCode = EnvelopeProbe.businessCode(object["errorCode"])
             error.businessMessage = object["errorDescription"] as? String
             error.userMessage = object["content"] as? String
-        } else if let code = EnvelopeProbe.integer(object[envelope.codeKey]) {
+        } else if let code = EnvelopeProbe.businessCode(EnvelopeProbe.value(at: envelope.codeKey, in: object)) {
             error.businessCode = code
-            error.businessMessage = object[envelope.messageKey] as? String
+            error.businessMessage = EnvelopeProbe.value(at: envelope.messageKey, in: object) as? String
         }
         return error
     }

@@ -2,38 +2,40 @@ import Foundation
 
 /// The envelope an app backend wraps around every answer: `{"code": 0, "msg": "ok", "data": …}`.
 ///
-/// Which keys carry the code, message and payload, and which codes mean success, come from the
+/// Where the code, message and payload are, and what means success, come from the
 /// ``EnvelopeFormat`` of the decoder's `userInfo` (``NetworkClient`` sets it); `.standard` when
-/// none is set. The payload is decoded only when the code is a success code, so a failing
-/// answer whose `data` has another shape still yields its code and message. Unknown keys are
-/// ignored.
+/// none is set. The payload is decoded only when the call succeeded, so a failing answer whose
+/// `data` has another shape still yields its code and message. Unknown keys are ignored.
 ///
 /// ```swift
 /// let envelope = try decoder.decode(BaseModel<[Order]>.self, from: body)
 /// if envelope.isSuccess { print(envelope.data ?? []) }
 /// ```
 public struct BaseModel<T: Decodable & Sendable>: Decodable, Sendable {
-    /// The business code.
-    public let code: Int
+    /// The business code: always there when the code says what succeeded; `nil` only when the
+    /// format has a ``EnvelopeFormat/successKey`` and the envelope carries no code.
+    public let code: BusinessCode?
     /// The message, when the envelope has one.
     public let message: String?
-    /// The payload: present when the code is a success code and the payload key is there and
-    /// not `null`.
+    /// The payload: present when the call succeeded and the payload key is there and not
+    /// `null`.
     public let data: T?
-    /// Whether ``code`` is one of the format's success codes.
+    /// Whether the call succeeded: the format's success flag, or else whether ``code`` is one
+    /// of its success codes.
     public let isSuccess: Bool
 
     /// Decodes an envelope using the format in `decoder.userInfo[.envelopeFormat]`.
     /// - Parameter decoder: The decoder.
-    /// - Throws: `DecodingError` when the code is missing or not an integer, or the payload does
-    ///   not match `T`.
+    /// - Throws: `DecodingError` when the code (or the success flag) is missing or of another
+    ///   type, or the payload does not match `T`.
     public init(from decoder: any Decoder) throws {
         let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
-        let container = try decoder.container(keyedBy: EnvelopeKey.self)
-        code = try EnvelopeCode.read(from: container, format: format)
-        message = try? container.decodeIfPresent(String.self, forKey: EnvelopeKey(format.messageKey))
-        isSuccess = format.successCodes.contains(code)
-        data = isSuccess ? try container.decodeIfPresent(T.self, forKey: EnvelopeKey(format.dataKey)) : nil
+        let root = try decoder.container(keyedBy: EnvelopeKey.self)
+        let head = try EnvelopeHead(root: root, format: format)
+        code = head.code
+        isSuccess = head.isSuccess
+        message = try? root.value(String.self, at: format.messageKey)
+        data = isSuccess ? try root.value(T.self, at: format.dataKey) : nil
     }
 }
 
@@ -42,28 +44,57 @@ extension CodingUserInfoKey {
     public static let envelopeFormat = CodingUserInfoKey(rawValue: "courier.envelopeFormat")!
 }
 
-/// Only an envelope's business code, read as ``BaseModel`` reads it: what the token and
+/// What an envelope says about the call, read as ``BaseModel`` reads it: what the token and
 /// re-login layers look at, so they see the code the caller gets.
-struct EnvelopeCode: Decodable {
-    let code: Int
+struct EnvelopeHead: Decodable {
+    let code: BusinessCode?
+    let isSuccess: Bool
 
     init(from decoder: any Decoder) throws {
         let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
-        code = try Self.read(from: decoder.container(keyedBy: EnvelopeKey.self), format: format)
+        try self.init(root: decoder.container(keyedBy: EnvelopeKey.self), format: format)
     }
 
-    /// The code under the format's key: an integer, or a numeric string when the format
-    /// accepts those.
-    static func read(from container: KeyedDecodingContainer<EnvelopeKey>, format: EnvelopeFormat) throws -> Int {
-        let codeKey = EnvelopeKey(format.codeKey)
-        if let number = try? container.decode(Int.self, forKey: codeKey) { return number }
-        if format.acceptsStringCodes, let text = try? container.decode(String.self, forKey: codeKey),
-            let number = Int(text.trimmingCharacters(in: .whitespaces))
-        {
-            return number
+    /// With a success flag, the flag (required) and the code if it is there and readable;
+    /// otherwise the code (required) and whether it is a success code.
+    init(root: KeyedDecodingContainer<EnvelopeKey>, format: EnvelopeFormat) throws {
+        if let successKey = format.successKey {
+            isSuccess = try root.required(Bool.self, at: successKey)
+            code = (try? root.value(BusinessCode.self, at: format.codeKey)) ?? nil
+        } else {
+            let code = try root.required(BusinessCode.self, at: format.codeKey)
+            self.code = code
+            isSuccess = format.successCodes.contains(code)
         }
-        // Let the decoder say precisely what is wrong (missing key or wrong type).
-        return try container.decode(Int.self, forKey: codeKey)
+    }
+}
+
+extension KeyedDecodingContainer where Key == EnvelopeKey {
+    /// The value at a dotted key path, or `nil` when a name along it is missing or `null`.
+    /// - Throws: `DecodingError` when something along it, or the value, has another type.
+    func value<Value: Decodable>(_ type: Value.Type, at key: String) throws -> Value? {
+        var names = EnvelopeFormat.path(key)
+        let last = EnvelopeKey(names.removeLast())
+        var container = self
+        for name in names {
+            let key = EnvelopeKey(name)
+            guard container.contains(key), try !container.decodeNil(forKey: key) else { return nil }
+            container = try container.nestedContainer(keyedBy: EnvelopeKey.self, forKey: key)
+        }
+        return try container.decodeIfPresent(type, forKey: last)
+    }
+
+    /// The value at a dotted key path.
+    /// - Throws: `DecodingError` when it, or an object along it, is missing or of another
+    ///   type; the error's coding path is the key path.
+    func required<Value: Decodable>(_ type: Value.Type, at key: String) throws -> Value {
+        var names = EnvelopeFormat.path(key)
+        let last = EnvelopeKey(names.removeLast())
+        var container = self
+        for name in names {
+            container = try container.nestedContainer(keyedBy: EnvelopeKey.self, forKey: EnvelopeKey(name))
+        }
+        return try container.decode(type, forKey: last)
     }
 }
 

@@ -12,7 +12,7 @@ import Foundation
 /// do {
 ///     let orders = try await client.send(.orders(page: 1))
 /// } catch where error.code == .business {  // `send` throws only NetworkError
-///     print(error.businessCode ?? 0, error.message)
+///     print(error.businessCode ?? "none", error.message)
 /// }
 /// ```
 public struct NetworkError: Error, Sendable, CustomStringConvertible {
@@ -75,7 +75,7 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     /// The answer's body, when one arrived. ``description`` shows a short redacted snippet.
     public var body: Data?
     /// The business code of an envelope, or the `errorCode` of an error body.
-    public var businessCode: Int?
+    public var businessCode: BusinessCode?
     /// The business message of an envelope, or the `errorDescription` of an error body.
     public var businessMessage: String?
     /// Text an error body meant for the user (the `content` field some backends send).
@@ -105,7 +105,7 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         var parts = ["NetworkError.\(code): \(Redaction.redactText(message))"]
         if let request { parts.append("request: \(request)") }
         if let status { parts.append("status: \(status)") }
-        if let businessCode { parts.append("business code: \(businessCode)") }
+        if let businessCode { parts.append("business code: \(Self.shown(businessCode))") }
         if let businessMessage { parts.append("business message: \(Redaction.redactText(businessMessage))") }
         if let codingPath { parts.append("coding path: \(codingPath)") }
         if let body, !body.isEmpty { parts.append("body: \(Self.snippet(of: body))") }
@@ -113,6 +113,14 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
             parts.append("underlying: \(Redaction.redactText(String(describing: underlying)))")
         }
         return parts.joined(separator: "; ")
+    }
+
+    /// A code as the server sent it, on one line and at most 64 characters long.
+    private static func shown(_ code: BusinessCode) -> String {
+        let scalars = code.description.unicodeScalars.prefix(64).map {
+            $0.properties.generalCategory == .control ? "?" : $0
+        }
+        return String(String.UnicodeScalarView(scalars))
     }
 
     /// The most bytes of a body that ``description`` shows.

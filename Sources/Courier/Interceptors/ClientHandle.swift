@@ -26,8 +26,17 @@ public struct ClientHandle: Sendable {
     /// - Returns: The payload.
     /// - Throws: ``NetworkError``, as ``NetworkClient/send(_:)`` does.
     public func send<Response>(_ endpoint: Endpoint<Response>) async throws(NetworkError) -> Response {
+        try await reply(to: endpoint).value
+    }
+
+    /// Sends an endpoint through the client, skipping ``skippedLayers`` too, and returns the
+    /// payload with the answer it came in (a token in a header, say).
+    /// - Parameter endpoint: What to send and how to decode the answer.
+    /// - Returns: The payload and its answer.
+    /// - Throws: ``NetworkError``, as ``NetworkClient/send(_:)`` does.
+    public func reply<Response>(to endpoint: Endpoint<Response>) async throws(NetworkError) -> Reply<Response> {
         var endpoint = endpoint
         endpoint.skippedLayers.formUnion(skippedLayers)
-        return try await client.send(endpoint)
+        return try await client.reply(to: endpoint)
     }
 }

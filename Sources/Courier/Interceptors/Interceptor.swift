@@ -92,7 +92,7 @@ public struct InterceptorContext: Sendable {
     /// the client decodes it, or `nil` when the body is not one.
     /// - Parameter response: The response.
     /// - Returns: The code.
-    public func businessCode(in response: HTTPResponse) -> Int? {
+    public func businessCode(in response: HTTPResponse) -> BusinessCode? {
         EnvelopeProbe.code(in: response.body, decoder: decoder)
     }
 

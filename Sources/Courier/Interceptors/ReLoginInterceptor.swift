@@ -26,7 +26,7 @@ import Foundation
 /// }
 /// ```
 public struct ReLoginInterceptor: Interceptor {
-    private let codes: Set<Int>
+    private let codes: Set<BusinessCode>
     private let logsInAgainOnUnauthorized: Bool
     private let coordinator: Coordinator
 
@@ -41,7 +41,7 @@ public struct ReLoginInterceptor: Interceptor {
     ///   - handler: Logs in again; the app's code. It gets the answer's status and business code,
     ///     and a client handle for the login.
     public init(
-        codes: Set<Int> = [99, 500], logsInAgainOnUnauthorized: Bool = false, events: SessionEvents? = nil,
+        codes: Set<BusinessCode> = [99, 500], logsInAgainOnUnauthorized: Bool = false, events: SessionEvents? = nil,
         limit: Int = 3,
         window: Duration = .seconds(60), handler: @escaping @Sendable (ReLogin) async throws -> Void
     ) {
@@ -228,7 +228,7 @@ extension Interceptor where Self == ReLoginInterceptor {
     ///   - handler: Logs in again, told which answer asked for it.
     /// - Returns: The layer.
     public static func reLogin(
-        codes: Set<Int> = [99, 500], logsInAgainOnUnauthorized: Bool = false, events: SessionEvents? = nil,
+        codes: Set<BusinessCode> = [99, 500], logsInAgainOnUnauthorized: Bool = false, events: SessionEvents? = nil,
         limit: Int = 3,
         window: Duration = .seconds(60), handler: @escaping @Sendable (ReLogin) async throws -> Void
     ) -> Self {
@@ -246,7 +246,7 @@ public struct ReLogin: Sendable {
     public let status: Int
     /// Its business code (99 "not logged in", 500 "logged in elsewhere", …), if its body is an
     /// envelope.
-    public let businessCode: Int?
+    public let businessCode: BusinessCode?
     /// The client the layer belongs to, skipping the re-login and token layers.
     public let client: ClientHandle
 }

@@ -29,7 +29,7 @@ public struct TokenInterceptor: Interceptor {
     }
 
     private let placement: Placement
-    private let refreshCodes: Set<Int>
+    private let refreshCodes: Set<BusinessCode>
     private let refreshesOnUnauthorized: Bool
     private let refresher: TokenRefresher
 
@@ -47,7 +47,7 @@ public struct TokenInterceptor: Interceptor {
     ///     sent.
     ///   - fetch: Fetches a new credential.
     public init(
-        store: any TokenStore, placement: Placement = .header("token"), refreshCodes: Set<Int> = [],
+        store: any TokenStore, placement: Placement = .header("token"), refreshCodes: Set<BusinessCode> = [],
         refreshesOnUnauthorized: Bool = true, fetchAttempts: Int = 3, fetchBackoff: Duration = .milliseconds(500),
         refreshLimit: Int = 5, refreshWindow: Duration = .seconds(60), refreshLeeway: Duration = .seconds(30),
         fetch: @escaping @Sendable (TokenRefresh) async throws -> Credential
@@ -126,7 +126,8 @@ extension Interceptor where Self == TokenInterceptor {
     ///   - fetch: Fetches a new credential.
     /// - Returns: The layer.
     public static func token(
-        store: any TokenStore, placement: TokenInterceptor.Placement = .header("token"), refreshCodes: Set<Int> = [],
+        store: any TokenStore, placement: TokenInterceptor.Placement = .header("token"),
+        refreshCodes: Set<BusinessCode> = [],
         refreshesOnUnauthorized: Bool = true, fetchAttempts: Int = 3, fetchBackoff: Duration = .milliseconds(500),
         refreshLimit: Int = 5, refreshWindow: Duration = .seconds(60), refreshLeeway: Duration = .seconds(30),
         fetch: @escaping @Sendable (TokenRefresh) async throws -> Credential

@@ -122,17 +122,6 @@ import Testing
         #expect(error?.businessMessage == "请求失败")
     }
 
-    @Test("a string code is refused when the format says codes are numbers only")
-    func stringCodeRefused() async throws {
-        let format = EnvelopeFormat(acceptsStringCodes: false)
-        let error = await networkError {
-            _ = try await client(answering: #"{"code":"0","data":{"id":1,"name":"x"}}"#, format: format)
-                .send(Endpoint<User>.get("me"))
-        }
-        #expect(error?.code == .decodingFailed)
-        #expect(error?.codingPath == "code")
-    }
-
     @Test("a payload of the wrong shape names the type and the coding path")
     func wrongShape() async throws {
         let error = await networkError {

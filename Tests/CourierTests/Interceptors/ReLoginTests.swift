@@ -138,8 +138,10 @@ import Testing
         #expect(backend.server.requests.count == 20)
     }
 
-    @Test("a failed re-login's error carries the code that asked for it: 99 or 500", arguments: [99, 500])
-    func failureCarriesTheCode(code: Int) async throws {
+    @Test(
+        "a failed re-login's error carries the code that asked for it: 99 or 500",
+        arguments: [99, 500] as [BusinessCode])
+    func failureCarriesTheCode(code: BusinessCode) async throws {
         let backend = try Backend99()
         defer { backend.server.stop() }
         let (client, _) = backend.client(session: Session(), events: SessionEvents(), failingLogin: true)

@@ -1,0 +1,77 @@
+import Foundation
+
+/// A payload together with the answer it came in: the status, headers and timings, and the
+/// envelope's code, message and other fields.
+///
+/// ```swift
+/// let reply = try await client.reply(to: .orders(page: 1))
+/// show(reply.value)
+/// print(reply.response.status, reply.response.headers["X-Request-Id"] ?? "-", reply.message ?? "")
+/// let total = try reply.field("meta.total", as: Int.self)
+/// ```
+public struct Reply<Value: Sendable>: Sendable {
+    /// The payload, as ``NetworkClient/send(_:)`` returns it.
+    public let value: Value
+    /// The whole answer: status, headers, body, URL and ``HTTPResponse/timings``.
+    public let response: HTTPResponse
+    /// The client's decoder; its `userInfo` holds the envelope format.
+    private let decoder: JSONDecoder
+
+    init(value: Value, response: HTTPResponse, decoder: JSONDecoder) {
+        self.value = value
+        self.response = response
+        self.decoder = decoder
+    }
+
+    /// The client's envelope format.
+    private var format: EnvelopeFormat { decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard }
+
+    /// The envelope's message, or `nil` when the body is not an envelope or has none.
+    public var message: String? { (try? field(format.messageKey, as: String.self)) ?? nil }
+
+    /// The envelope's business code, or `nil` when the body is not an envelope or has none.
+    public var code: BusinessCode? { (try? field(format.codeKey, as: BusinessCode.self)) ?? nil }
+
+    /// Decodes one field of a JSON body with the client's decoder: a key beside the envelope's
+    /// code and payload (`"total"`, `"serverTime"`), or a dotted path into nested objects
+    /// (`"meta.page.next"`).
+    /// - Parameters:
+    ///   - key: The field's key or dotted path.
+    ///   - type: The type to decode it as.
+    /// - Returns: The value, or `nil` when it, or an object along the path, is missing or
+    ///   `null`.
+    /// - Throws: ``NetworkError/Code/decodingFailed`` when the body is not a JSON object or the
+    ///   field has another type.
+    public func field<Field: Decodable>(_ key: String, as type: Field.Type = Field.self) throws(NetworkError)
+        -> Field?
+    {
+        let reader = decoder.copy(addingUserInfo: [.replyField: key])
+        do {
+            return try reader.decode(FieldReader<Field>.self, from: JSONBytes.forDecoding(response.body, with: reader))
+                .value
+        } catch {
+            var failure = NetworkError(
+                .decodingFailed,
+                "The field \"\(key.prefix(100))\" could not be read as \(String(describing: Field.self)).",
+                underlying: error)
+            failure.body = response.body
+            failure.codingPath = key
+            throw failure
+        }
+    }
+}
+
+extension CodingUserInfoKey {
+    /// Where ``Reply/field(_:as:)`` tells its reader which field to read.
+    fileprivate static let replyField = CodingUserInfoKey(rawValue: "courier.replyField")!
+}
+
+/// Decodes a body's object and, from it, the field its decoder's `userInfo` names.
+private struct FieldReader<Field: Decodable>: Decodable {
+    let value: Field?
+
+    init(from decoder: any Decoder) throws {
+        let key = decoder.userInfo[.replyField] as? String ?? ""
+        value = try decoder.container(keyedBy: EnvelopeKey.self).value(Field.self, at: key)
+    }
+}
