@@ -15,7 +15,7 @@ struct NewOrder: Codable, Sendable {
     let price: Double
 }
 
-/// The embedded backend the walkthrough talks to: an app backend in the seeds' style, on a
+/// The embedded backend the walkthrough talks to: an app backend in the classic style, on a
 /// `LoopbackServer` at 127.0.0.1 with a port the system picks.
 enum DemoBackend {
     static func start() throws -> LoopbackServer {

@@ -47,7 +47,7 @@ struct Walkthrough {
         heading("4. A business error (code 99: log in again)")
         await step { _ = try await client.send(Endpoint<EmptyResponse>.get("profile")) }
 
-        heading("5. An HTTP error with the seeds' error body, decoded")
+        heading("5. An HTTP error with an older backend's error body, decoded")
         await step { _ = try await client.send(Endpoint<EmptyResponse>.get("legacy")) }
 
         heading("6. A server that trickles bytes hits the overall deadline (1 s)")

@@ -19,7 +19,7 @@ extension NetworkClient {
         /// The statuses that count as success. Default `200..<300`.
         public var acceptableStatusCodes: Set<Int>
         /// The media types accepted for JSON answers (``ResponseDecoding/envelope`` and
-        /// ``ResponseDecoding/json``), lower-case; `*/*` accepts any. Default: the seeds' set,
+        /// ``ResponseDecoding/json``), lower-case; `*/*` accepts any. Default: what app backends send,
         /// `application/json`, `text/json`, `text/javascript`, `text/html`, `text/plain`.
         public var acceptableContentTypes: Set<String>
         /// Decodes JSON answers. The client uses a copy, so changing this object later has no effect.

@@ -39,7 +39,7 @@ struct ResponseValidation: Sendable {
     }
 
     /// An ``NetworkError/Code/httpStatus`` error that keeps status, headers and body, with the
-    /// fields of an error body filled in when it parses: the seeds' `errorCode`,
+    /// fields of an error body filled in when it parses: an older backend's `errorCode`,
     /// `errorDescription` and `content`, or an envelope's code and message.
     func statusError(_ response: HTTPResponse) -> NetworkError {
         let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)

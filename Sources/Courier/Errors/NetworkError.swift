@@ -49,7 +49,7 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         public static let business = Code(rawValue: "business")
         /// The session expired and logging in again did not help.
         public static let sessionExpired = Code(rawValue: "sessionExpired")
-        /// The token could not be had: its store failed, or fetching or refreshing it did.
+        /// There was no token to send: its store failed, or fetching or refreshing it did.
         public static let tokenRefreshFailed = Code(rawValue: "tokenRefreshFailed")
         /// The answer is larger than the client accepts: a body past
         /// ``NetworkClient/Configuration/maximumResponseBodySize`` (or the endpoint's limit),

@@ -16,7 +16,13 @@ public struct ClientHandle: Sendable {
     /// The layers a request sent through this handle skips, besides its endpoint's own.
     public let skippedLayers: Set<InterceptorLayer>
 
-    init(client: NetworkClient, skipping layers: Set<InterceptorLayer>) {
+    /// Creates a handle on `client` that skips `layers`, for testing a token fetch or a
+    /// re-login handler of your own; layers get theirs from
+    /// ``InterceptorContext/client(skipping:)``.
+    /// - Parameters:
+    ///   - client: The client to send through.
+    ///   - layers: The layers to skip.
+    public init(client: NetworkClient, skipping layers: Set<InterceptorLayer>) {
         self.client = client
         self.skippedLayers = layers
     }

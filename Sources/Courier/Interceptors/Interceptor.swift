@@ -97,9 +97,9 @@ public struct InterceptorContext: Sendable {
     }
 
     /// The client sending this request, for a request of the layer's own (a token fetch, a
-    /// login): requests sent through it skip `layers`, so a layer that sends through it skips
-    /// itself and cannot loop.
-    /// - Parameter layers: The layers to skip; name at least the calling layer.
+    /// login): requests sent through it skip `layers`. Name at least the calling layer: a layer
+    /// that sends through itself can wait for itself forever (a refresh that needs a token).
+    /// - Parameter layers: The layers to skip.
     /// - Returns: The handle.
     public func client(skipping layers: Set<InterceptorLayer>) -> ClientHandle {
         ClientHandle(client: owner, skipping: layers)

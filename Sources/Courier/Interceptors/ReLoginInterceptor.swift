@@ -1,7 +1,7 @@
 import Foundation
 
-/// Logs in again when the backend says the session is gone: on configured business codes (the
-/// seeds' 99 "not logged in" and 500 "logged in elsewhere") and, optionally, on HTTP 401.
+/// Logs in again when the backend says the session is gone: on configured business codes (often
+/// 99 "not logged in" and 500 "logged in elsewhere") and, optionally, on HTTP 401.
 ///
 /// One re-login runs at a time for all callers; a request that meets a re-login code after
 /// another request's re-login already succeeded is simply replayed. After a successful re-login
@@ -249,4 +249,15 @@ public struct ReLogin: Sendable {
     public let businessCode: BusinessCode?
     /// The client the layer belongs to, skipping the re-login and token layers.
     public let client: ClientHandle
+
+    /// Creates the value a handler gets, for testing a handler of your own.
+    /// - Parameters:
+    ///   - status: The HTTP status of the answer that asked for the login.
+    ///   - businessCode: Its business code, if any.
+    ///   - client: The client to log in with.
+    public init(status: Int, businessCode: BusinessCode?, client: ClientHandle) {
+        self.status = status
+        self.businessCode = businessCode
+        self.client = client
+    }
 }

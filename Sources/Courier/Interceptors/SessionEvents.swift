@@ -1,6 +1,6 @@
 import Foundation
 
-/// What happened to the user's session, for the app to react to (the seeds' "go to login").
+/// What happened to the user's session, for the app to react to (an app's "go to login").
 public enum SessionEvent: Sendable, Hashable {
     /// The backend asked for a new login (a re-login code or 401); Courier is running the
     /// app's re-login handler.

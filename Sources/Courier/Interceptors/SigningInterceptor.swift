@@ -6,7 +6,7 @@ import Foundation
 ///
 /// The signature is computed over a ``CanonicalRequest`` (version 2 unless the algorithm names
 /// another) and sent, with the timestamp and nonce,
-/// either as parameters (seed 002's `sign`) or as headers (seed 001's `X-KC-TIME` / `X-KC-HMAC`).
+/// either as parameters (`sign`) or as headers (`X-KC-TIME` / `X-KC-HMAC`).
 /// As parameters they go in the form of a form body (or of a body-less `POST`/`PUT`/`PATCH`) and
 /// in the query otherwise, so a JSON or raw body is never changed after it was hashed.
 ///

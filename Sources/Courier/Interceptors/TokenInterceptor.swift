@@ -1,7 +1,7 @@
 import Foundation
 
-/// Attaches the access token to every request, fetches a credential when there is none (the
-/// seeds' `getToken`), refreshes it shortly before its ``Credential/expiresAt``, and refreshes
+/// Attaches the access token to every request, fetches a credential when there is none (a
+/// `getToken` call), refreshes it shortly before its ``Credential/expiresAt``, and refreshes
 /// it once when the server says it expired: on HTTP 401 and on configured business codes.
 /// Refreshes are single-flight: a thousand requests that meet an expired token together cause
 /// one refresh, and each is then replayed once with the new token.
@@ -75,9 +75,9 @@ public struct TokenInterceptor: Interceptor {
     ///   - context: Reads business codes.
     ///   - next: The inner layers.
     /// - Returns: The response.
-    /// - Throws: ``NetworkError/Code/tokenRefreshFailed`` when no token can be had (the store
-    ///   failed, or the fetch did); whatever
-    ///   `next` throws.
+    /// - Throws: ``NetworkError/Code/tokenRefreshFailed`` when there is no token to send (the
+    ///   store failed, or the fetch did); ``NetworkError/Code/cancelled`` when the request or
+    ///   the fetch was cancelled; whatever `next` throws.
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {

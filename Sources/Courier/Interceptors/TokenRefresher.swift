@@ -5,7 +5,11 @@ import Foundation
 /// - A caller that failed with credential *c* asks for one newer than *c*: if the store already
 ///   holds another one (someone refreshed meanwhile) that is not about to expire, it gets that
 ///   one without a refresh. A stored credential that expires within the leeway is refreshed
-///   before it is used.
+///   before it is used; for a credential this refresher fetched, the leeway is at most half its
+///   lifetime, and one that arrived already expired is sent as it is for the server to judge,
+///   so a short-lived token does not make every request refresh.
+/// - Credentials are told apart by their tokens (`sameTokens(as:)`), so a store
+///   that keeps the expiry less precisely does not make an old credential look new.
 /// - While a refresh runs, every other caller waits for it and gets its result; a failed refresh
 ///   fails each of them once. A caller whose task is cancelled stops waiting at once, with
 ///   ``NetworkError/Code/cancelled``; the refresh goes on for the others.
@@ -17,8 +21,10 @@ import Foundation
 /// - A store that throws fails the request with ``NetworkError/Code/tokenRefreshFailed``; a
 ///   refresh whose store write fails is not tried again (the fetch may have used up a one-time
 ///   refresh token).
-/// - Each refresh tries the fetch up to `attempts` times with `backoff` between tries (the seeds
-///   wait 0.5 s), sleeping without blocking a thread.
+/// - Each refresh tries the fetch up to `attempts` times with `backoff` between tries, sleeping
+///   without blocking a thread. A fetch that is cancelled (``NetworkClient/cancelAll()``) is not
+///   tried again. When a fetch fails but the store now holds another credential (the app logged
+///   in meanwhile, for example from the re-login layer inside the fetch), that one is used.
 /// - At most `limit` refreshes start per `window`; beyond that callers fail at once with
 ///   ``NetworkError/Code/tokenRefreshFailed`` instead of hammering the token endpoint.
 actor TokenRefresher {
@@ -32,6 +38,10 @@ actor TokenRefresher {
     private let window: Duration
     private let leeway: Duration
     private var inFlight: SharedOutcome<Credential>?
+    /// Counts finished refreshes: a store read that spans one may have read what it replaced.
+    private var generation = 0
+    /// The credential the last refresh stored, and when.
+    private var issued: (credential: Credential, at: Date)?
     private var starts: [ContinuousClock.Instant] = []
     private(set) var refreshCount = 0
 
@@ -45,23 +55,32 @@ actor TokenRefresher {
         self.backoff = backoff
         self.limit = max(limit, 1)
         self.window = window
-        self.leeway = leeway
+        self.leeway = max(leeway, .zero)
     }
 
     /// The stored credential, fetched first when there is none or it is about to expire.
     func currentCredential(client: ClientHandle) async throws(NetworkError) -> Credential {
-        if let stored = try await Self.read(store), !isExpiring(stored) { return stored }
-        return try await credential(newerThan: nil, client: client)
+        let stored = try await Self.read(store)
+        if let stored, !isExpiring(stored) { return stored }
+        // Newer than the expiring one: should the app log out meanwhile, the refresh replaces
+        // it, not "nothing", and so cannot store over the logout.
+        return try await credential(newerThan: stored, client: client)
     }
 
     /// A credential other than `stale` that is not about to expire: the stored one if it is
     /// such, else the result of a refresh (joining one that is already running).
     func credential(newerThan stale: Credential?, client: ClientHandle) async throws(NetworkError) -> Credential {
         if let inFlight { return try await Self.wait(for: inFlight) }
-        let stored = try await Self.read(store)
-        // The actor may have started a refresh while this call waited for the store.
-        if let inFlight { return try await Self.wait(for: inFlight) }
-        if let stored, stored != stale, !isExpiring(stored) { return stored }
+        var stored: Credential?
+        var readAt: Int
+        repeat {
+            readAt = generation
+            stored = try await Self.read(store)
+            // The actor may have started a refresh while this call waited for the store.
+            if let inFlight { return try await Self.wait(for: inFlight) }
+            // Or finished one, and the read may have seen what that refresh replaced: read again.
+        } while readAt != generation
+        if let stored, !stored.sameTokens(as: stale), !isExpiring(stored) { return stored }
         // What the refresh replaces: what the store holds, or (after a logout, when it holds
         // nothing) the credential the caller used, so that the refresh cannot store over the
         // logout.
@@ -81,18 +100,26 @@ actor TokenRefresher {
         // A task of its own: the refresh outlives any one caller's cancellation.
         Task { [store, fetch, attempts, backoff] in
             let outcome = await Self.refresh(refresh, store: store, fetch: fetch, attempts: attempts, backoff: backoff)
-            self.finished(shared)
+            self.finished(shared, outcome)
             shared.finish(outcome)
         }
         return try await Self.wait(for: shared)
     }
 
     private func isExpiring(_ credential: Credential) -> Bool {
-        credential.expires(within: leeway, from: Date())
+        var leeway = leeway
+        if let issued, issued.credential.sameTokens(as: credential), let expiresAt = credential.expiresAt {
+            let lifetime = expiresAt.timeIntervalSince(issued.at)
+            guard lifetime > 0 else { return false }
+            leeway = min(leeway, .seconds(lifetime / 2))
+        }
+        return credential.expires(within: leeway, from: Date())
     }
 
-    private func finished(_ shared: SharedOutcome<Credential>) {
+    private func finished(_ shared: SharedOutcome<Credential>, _ outcome: Result<Credential, any Error>) {
         if inFlight === shared { inFlight = nil }
+        generation += 1
+        if case .success(let credential) = outcome { issued = (credential, Date()) }
     }
 
     private static func wait(for shared: SharedOutcome<Credential>) async throws(NetworkError) -> Credential {
@@ -106,6 +133,8 @@ actor TokenRefresher {
     private static func read(_ store: any TokenStore) async throws(NetworkError) -> Credential? {
         do {
             return try await store.credential()
+        } catch is CancellationError {
+            throw NetworkError(.cancelled, "The request was cancelled while the stored credential was read.")
         } catch {
             throw NetworkError(.tokenRefreshFailed, "Reading the stored credential failed.", underlying: error)
         }
@@ -121,20 +150,35 @@ actor TokenRefresher {
             do {
                 credential = try await fetch(refresh)
             } catch {
+                if NetworkError.wrapping(error).code == .cancelled {
+                    return .failure(NetworkError(.cancelled, "The token refresh was cancelled.", underlying: error))
+                }
                 lastError = error
+                // The app logged in meanwhile (perhaps the re-login layer, inside this fetch).
+                if let current = try? await store.credential(), !current.sameTokens(as: refresh.previous) {
+                    return .success(current)
+                }
                 if attempt < attempts { try? await Task.sleep(for: backoff) }
                 continue
             }
             do {
                 if try await store.replaceCredential(refresh.previous, with: credential) { return .success(credential) }
-                // The app changed the session meanwhile: its choice wins.
-                if let current = try await store.credential(), current != refresh.previous { return .success(current) }
-                return .failure(
-                    NetworkError(.tokenRefreshFailed, "The session ended while the token was being refreshed."))
             } catch {
                 return .failure(
                     NetworkError(.tokenRefreshFailed, "Storing the refreshed credential failed.", underlying: error))
             }
+            // The app changed the session meanwhile: its choice wins.
+            do {
+                if let current = try await store.credential(), !current.sameTokens(as: refresh.previous) {
+                    return .success(current)
+                }
+            } catch {
+                return .failure(
+                    NetworkError(
+                        .tokenRefreshFailed, "Reading the credential after a refresh failed.", underlying: error))
+            }
+            return .failure(
+                NetworkError(.tokenRefreshFailed, "The session ended while the token was being refreshed."))
         }
         if let error = lastError as? NetworkError, error.code == .tokenRefreshFailed { return .failure(error) }
         return .failure(
@@ -148,4 +192,13 @@ public struct TokenRefresh: Sendable {
     public let previous: Credential?
     /// The client the layer belongs to, skipping the token layer.
     public let client: ClientHandle
+
+    /// Creates the value a fetch gets, for testing a fetch of your own.
+    /// - Parameters:
+    ///   - previous: The credential being replaced.
+    ///   - client: The client to send the fetch with.
+    public init(previous: Credential?, client: ClientHandle) {
+        self.previous = previous
+        self.client = client
+    }
 }

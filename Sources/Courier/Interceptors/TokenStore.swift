@@ -25,6 +25,14 @@ public struct Credential: Sendable, Hashable, Codable {
         self.expiresAt = expiresAt
     }
 
+    /// Whether `other` holds the same access and refresh tokens (the expiry aside, which a store
+    /// may keep less precisely).
+    /// - Parameter other: The other credential, if any.
+    /// - Returns: Whether the tokens are the same.
+    func sameTokens(as other: Credential?) -> Bool {
+        accessToken == other?.accessToken && refreshToken == other?.refreshToken
+    }
+
     /// Whether the access token expires within `leeway` from `now` (never, without an expiry).
     func expires(within leeway: Duration, from now: Date) -> Bool {
         guard let expiresAt else { return false }

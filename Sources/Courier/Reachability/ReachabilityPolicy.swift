@@ -2,7 +2,7 @@ import Foundation
 
 /// What a client does with a request while its ``ReachabilityMonitor`` says offline.
 public enum ReachabilityPolicy: Sendable, Hashable {
-    /// Throw ``NetworkError/Code/offline`` at once, without touching the wire (the seeds'
+    /// Throw ``NetworkError/Code/offline`` at once, without touching the wire (an app's
     /// "network connection failed").
     case failFast
     /// Wait until the monitor says online (or unknown), at most `timeout`, then send; throw

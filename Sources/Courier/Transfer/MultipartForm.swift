@@ -1,6 +1,6 @@
 import Foundation
 
-/// A `multipart/form-data` body: text fields and files, the seeds' image and audio uploads.
+/// A `multipart/form-data` body: text fields and files, such as image and audio uploads.
 ///
 /// ```swift
 /// var form = MultipartForm(fields: ["title": "Holiday", "album": "7"])
@@ -144,7 +144,7 @@ public struct MultipartForm: Sendable, Hashable {
     }
 }
 
-/// Media types guessed from a filename's extension, for the seeds' uploads.
+/// Media types guessed from a filename's extension, for uploads.
 enum MediaTypes {
     /// The media type for a filename, `application/octet-stream` when unknown.
     static func guess(forFilename filename: String) -> String {

@@ -18,8 +18,10 @@ import Testing
         #expect(error?.businessCode == nil)
     }
 
-    @Test("an error body shaped like the seeds' 202/403 answers is decoded", arguments: [400, 401, 403, 404, 500, 502])
-    func seedErrorBody(_ status: Int) async throws {
+    @Test(
+        "an error body shaped like an older backend's 202/403 answers is decoded",
+        arguments: [400, 401, 403, 404, 500, 502])
+    func classicErrorBody(_ status: Int) async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/fail") { _ in
@@ -35,7 +37,7 @@ import Testing
         #expect(error?.userMessage == "Please log in again")
     }
 
-    @Test("a 202 is accepted by default and can be made an error that decodes the seeds' body")
+    @Test("a 202 is accepted by default and can be made an error that decodes such a body")
     func status202() async throws {
         let backend = try Backend { $0.acceptableStatusCodes = [200] }
         defer { backend.server.stop() }
@@ -84,7 +86,7 @@ import Testing
     }
 
     @Test(
-        "the seeds' content types are accepted, with parameters",
+        "the classic content types are accepted, with parameters",
         arguments: [
             "application/json", "text/json", "text/javascript", "text/html", "text/plain",
             "Application/JSON; charset=utf-8",
