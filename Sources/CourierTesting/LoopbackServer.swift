@@ -18,12 +18,10 @@ import Foundation
 /// @Test func ordersDecode() async throws {
 ///     let server = try LoopbackServer()
 ///     defer { server.stop() }
-///     server.route("/v1/orders") { request in
-///         .envelope(data: [["id": 1]])
-///     }
-///     let client = NetworkClient(configuration: .init(baseURL: server.baseURL.appending(path: "v1")))
+///     server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+///     let client = NetworkClient(configuration: .init(baseURL: server.baseURL.appending(path: "v1/")))
 ///     let orders = try await client.send(Endpoint<[Order]>.get("orders"))
-///     #expect(server.requests.count == 1)
+///     #expect(orders.count == 1 && server.requests.count == 1)
 /// }
 /// ```
 ///

@@ -5,7 +5,7 @@
 /// spaces, non-ASCII text and emoji all round-trip exactly. A space becomes `%20`, never `+`.
 ///
 /// ```swift
-/// PercentEncoding.encode("a+b c&d")  // "a%2Bb%20c%26d"
+/// let encoded = PercentEncoding.encode("a+b c&d")  // "a%2Bb%20c%26d"
 /// ```
 public enum PercentEncoding {
     /// Percent-encodes everything but RFC 3986 unreserved characters.

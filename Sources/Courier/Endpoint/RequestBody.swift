@@ -3,11 +3,11 @@ import Foundation
 /// The body an ``Endpoint`` sends.
 ///
 /// ```swift
-/// .post("orders", body: .json(newOrder))
-/// .post("login", body: .form(["user": name, "password": password]))
-/// .put("avatar", body: .data(png, contentType: "image/png"))
-/// .post("media", body: .multipart(form))
-/// .put("backups/today", body: .file(archiveURL, contentType: "application/zip"))
+/// let create = Endpoint<Order>.post("orders", body: .json(newOrder))
+/// let logIn = Endpoint<String>.post("login", body: .form(["user": name, "password": password]))
+/// let avatar = Endpoint<EmptyResponse>.put("avatar", body: .data(png, contentType: "image/png"))
+/// let media = Endpoint<EmptyResponse>.post("media", body: .multipart(form))
+/// let backup = Endpoint<EmptyResponse>.put("backups/today", body: .file(archiveURL, contentType: "application/zip"))
 /// ```
 public enum RequestBody: Sendable {
     /// No body.

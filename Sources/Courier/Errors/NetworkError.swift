@@ -10,7 +10,7 @@ import Foundation
 ///
 /// ```swift
 /// do {
-///     let orders = try await client.send(.orders(page: 1))
+///     show(try await client.send(.orders(page: 1)))
 /// } catch where error.code == .business {  // `send` throws only NetworkError
 ///     print(error.businessCode ?? "none", error.message)
 /// }

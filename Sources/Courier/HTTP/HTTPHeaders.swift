@@ -6,7 +6,7 @@
 /// ```swift
 /// var headers: HTTPHeaders = ["Accept": "application/json"]
 /// headers["phone_type"] = "app_iOS"
-/// headers["accept"]  // "application/json"
+/// let accept = headers["accept"]  // "application/json"
 /// ```
 public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequence {
     /// One header field.

@@ -5,7 +5,8 @@
 ///
 /// ```swift
 /// .token(store: tokens) { refresh in
-///     try await refresh.client.send(.refreshToken(refresh.previous?.refreshToken))
+///     let answer = try await refresh.client.send(.refreshToken(refresh.previous?.refreshToken))
+///     return Credential(accessToken: answer.token, refreshToken: answer.refreshToken)
 /// }
 /// ```
 ///

@@ -8,7 +8,7 @@ import Foundation
 /// already has keeps its value.
 ///
 /// ```swift
-/// .commonParameters(["version": "3.2.0", "os": "2"]) { ["deviceId": await device.id] }
+/// .commonParameters(["version": "3.2.0", "os": "2"]) { _ in ["deviceId": await device.id] }
 /// ```
 public struct CommonParametersInterceptor: Interceptor {
     /// Computes parameters for one request.

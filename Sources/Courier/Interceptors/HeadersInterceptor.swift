@@ -2,7 +2,7 @@
 /// encrypted `User-Agent`, a device header). A header the endpoint sets itself wins.
 ///
 /// ```swift
-/// .headers(["phone_type": "app_iOS"]) { ["User-Agent": try await agent.encrypted()] }
+/// .headers(["phone_type": "app_iOS"]) { _ in ["User-Agent": try await agent.encrypted()] }
 /// ```
 public struct HeadersInterceptor: Interceptor {
     /// Computes headers for one request.

@@ -5,13 +5,13 @@ import Foundation
 ///
 /// Version 2, the default, is nine lines joined with `\n`:
 ///
-/// ```
+/// ```text
 /// COURIER-V2 \n METHOD \n HOST \n PATH \n QUERY \n FORM \n BODY-SHA256 \n TIMESTAMP \n NONCE
 /// ```
 ///
 /// Version 1, for backends deployed before version 2, is six lines:
 ///
-/// ```
+/// ```text
 /// METHOD \n PATH \n SORTED-PARAMETERS \n TIMESTAMP \n NONCE \n BODY-SHA256
 /// ```
 ///
@@ -33,8 +33,9 @@ import Foundation
 /// A backend verifies a request by building the canonical form from what it received:
 ///
 /// ```swift
-/// let canonical = CanonicalRequest(received, version: .v2, excluding: "sign", timestamp: t, nonce: n)
-/// // With CryptoKit (or swift-crypto on a Linux server):
+/// import CryptoKit  // or swift-crypto, on a Linux server
+///
+/// let canonical = CanonicalRequest(received, version: .v2, excluding: "sign", timestamp: timestamp, nonce: nonce)
 /// let code = HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), using: SymmetricKey(data: secret))
 /// let expected = code.map { String(format: "%02x", $0) }.joined()
 /// ```

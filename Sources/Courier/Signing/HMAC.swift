@@ -1,10 +1,7 @@
 import Foundation
 
-/// HMAC (RFC 2104) over any ``HashFunction``.
-///
-/// ```swift
-/// let mac = HMAC<SHA256>.authenticationCode(for: Data("message".utf8), key: Data("key".utf8))
-/// ```
+/// HMAC (RFC 2104) over any ``HashFunction``:
+/// `HMAC<SHA256>.authenticationCode(for: Data("message".utf8), key: Data("key".utf8))`.
 package enum HMAC<Hash: HashFunction> {
     /// The authentication code of `message` under `key`.
     /// - Parameters:

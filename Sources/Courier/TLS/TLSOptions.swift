@@ -14,9 +14,9 @@ import Foundation
 /// tls.certificateAuthorities = Bundle.main.url(forResource: "company-ca", withExtension: "pem")
 /// tls.pinnedPublicKeys = [
 ///     "api.example.com": [currentPin, nextPin],
-///     "*.payments.example.com": [paymentsPin],
+///     "*.pay.example.com": [payPin],
 /// ]
-/// let transport = CurlTransport(options: .init(tls: tls))
+/// let transport = try CurlTransport(options: .init(tls: tls))
 /// ```
 ///
 /// A pin is the base64 SHA-256 of the server certificate's SubjectPublicKeyInfo (DER), as

@@ -3,7 +3,7 @@ import Foundation
 /// Builds the bytes of a ``MultipartForm`` in memory or in a temporary file, checking that the
 /// boundary occurs in no part's content (another is drawn when it does).
 ///
-/// ```
+/// ```text
 /// --BOUNDARY\r\n
 /// Content-Disposition: form-data; name="title"\r\n
 /// \r\n
