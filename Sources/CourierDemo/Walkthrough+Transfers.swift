@@ -50,7 +50,7 @@ extension Endpoint where Response == [String] {
     static func upload(_ form: MultipartForm) -> Self { .post("media", body: .multipart(form)) }
 }
 
-extension Endpoint where Response == DownloadedFile {
+extension DownloadEndpoint {
     /// The demo report file.
     static var report: Self { .download("files/report.bin") }
 }

@@ -69,7 +69,7 @@ extension NetworkClient {
     ///   - overwrite: What happens when `destination` exists.
     /// - Returns: The running transfer.
     public nonisolated func download(
-        _ endpoint: Endpoint<DownloadedFile>, to destination: URL, overwrite: OverwritePolicy = .fail
+        _ endpoint: DownloadEndpoint, to destination: URL, overwrite: OverwritePolicy = .fail
     ) -> TransferTask<DownloadedFile> {
         let reporter = ProgressReporter(direction: .download)
         return TransferTask(reporter: reporter) { [self] in
@@ -110,7 +110,7 @@ extension NetworkClient {
         -> DownloadedFile
     {
         try job.checkDestination()
-        var request = try makeRequest(job.endpoint)
+        var request = try makeRequest(job.endpoint.endpoint)
         let offset = job.resume?.offset ?? 0
         if let (offset, validator) = job.resume {
             request.headers["Range"] = "bytes=\(offset)-"
@@ -121,7 +121,7 @@ extension NetworkClient {
         request.progress = reporter
         let method = request.method
         do {
-            return try await perform(request, of: job.endpoint) { [self] response throws(NetworkError) in
+            return try await perform(request, of: job.endpoint.endpoint) { [self] response throws(NetworkError) in
                 try validation.validate(response, method: method, checksContentType: false)
                 return try job.store(response)
             }
@@ -134,7 +134,7 @@ extension NetworkClient {
 /// One download's files: the hidden partial file next to the destination and the move into
 /// place.
 struct DownloadJob: Sendable {
-    let endpoint: Endpoint<DownloadedFile>
+    let endpoint: DownloadEndpoint
     let destination: URL
     let overwrite: OverwritePolicy
     let partialFile: URL
@@ -142,7 +142,7 @@ struct DownloadJob: Sendable {
     let resume: (offset: Int64, validator: String)?
 
     init(
-        endpoint: Endpoint<DownloadedFile>, destination: URL, overwrite: OverwritePolicy, partialFile: URL? = nil,
+        endpoint: DownloadEndpoint, destination: URL, overwrite: OverwritePolicy, partialFile: URL? = nil,
         resume: (Int64, String)? = nil
     ) {
         self.endpoint = endpoint

@@ -33,7 +33,7 @@ public enum OverwritePolicy: Sendable, Hashable {
 /// the destination itself. Call ``discard()`` when you will not resume.
 public struct DownloadResumeData: Sendable {
     /// The endpoint downloaded.
-    public let endpoint: Endpoint<DownloadedFile>
+    public let endpoint: DownloadEndpoint
     /// The destination asked for.
     public let destination: URL
     /// The destination policy asked for.
@@ -56,27 +56,91 @@ public struct DownloadResumeData: Sendable {
     public func discard() { try? FileManager.default.removeItem(at: partialFile) }
 }
 
-extension Endpoint where Response == DownloadedFile {
-    /// A `GET` whose answer is stored in a file by ``NetworkClient/download(_:to:overwrite:)``.
-    ///
-    /// ```swift
-    /// extension Endpoint where Response == DownloadedFile {
-    ///     static func report(_ id: Int) -> Self { .download("reports/\(id).pdf") }
-    /// }
-    /// ```
+/// What ``NetworkClient/download(_:to:overwrite:)`` fetches into a file: a request whose answer
+/// is stored, not decoded. A type of its own, so that ``NetworkClient/send(_:)`` cannot be given
+/// one by mistake (`client.send(.download("x"))` does not compile).
+///
+/// ```swift
+/// extension DownloadEndpoint {
+///     static func report(_ id: Int) -> Self { .download("reports/\(id).pdf") }
+/// }
+/// let file = try await client.download(.report(7), to: destination).value
+/// ```
+///
+/// Its request is an ``Endpoint``'s, read and changed through the same names (`path`, `query`,
+/// `headers`, `body`, `timeout`, `skippedLayers`, ``maximumResponseBodySize(_:)``, …).
+@dynamicMemberLookup
+public struct DownloadEndpoint: Sendable {
+    /// The request; its decoding is never used (the answer goes to a file).
+    var endpoint: Endpoint<DownloadedFile>
+
+    init(_ endpoint: Endpoint<DownloadedFile>) { self.endpoint = endpoint }
+
+    /// A download of what `method` asks for.
+    /// - Parameters:
+    ///   - method: The method, `GET` unless the backend wants another.
+    ///   - path: The path relative to the base URL, or an absolute URL.
+    ///   - query: Query parameters.
+    ///   - headers: Header fields.
+    ///   - body: The body, if any.
+    public init(
+        method: HTTPMethod = .get, path: String, query: Parameters = [:], headers: HTTPHeaders = [:],
+        body: RequestBody = .none
+    ) {
+        endpoint = Endpoint(method: method, path: path, query: query, body: body, headers: headers, decoding: .toFile)
+    }
+
+    /// A `GET` whose answer is stored in a file.
     /// - Parameters:
     ///   - path: The path relative to the base URL, or an absolute URL.
     ///   - query: Query parameters.
     ///   - headers: Header fields.
     /// - Returns: The endpoint.
     public static func download(_ path: String, query: Parameters = [:], headers: HTTPHeaders = [:]) -> Self {
-        Self(method: .get, path: path, query: query, headers: headers, decoding: .toFile)
+        Self(path: path, query: query, headers: headers)
     }
+
+    /// A part of the request, by the name ``Endpoint`` gives it: `path`, `query`, `headers`, …
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<Endpoint<DownloadedFile>, Value>) -> Value {
+        get { endpoint[keyPath: keyPath] }
+        set { endpoint[keyPath: keyPath] = newValue }
+    }
+
+    /// The deadline for one attempt, when it is not the client's.
+    public var timeout: Duration? {
+        get { endpoint.timeout }
+        set { endpoint.timeout = newValue }
+    }
+
+    /// The most bytes the file may have, when it is not the client's limit.
+    public var maximumResponseBodySize: Int64? {
+        get { endpoint.maximumResponseBodySize }
+        set { endpoint.maximumResponseBodySize = newValue }
+    }
+
+    /// A copy that skips the given interceptor layers (see ``Endpoint/skipping(_:)``).
+    /// - Parameter layers: The layers to skip.
+    /// - Returns: The changed endpoint.
+    public func skipping(_ layers: InterceptorLayer...) -> Self {
+        var copy = self
+        copy.endpoint.skippedLayers.formUnion(layers)
+        return copy
+    }
+
+    /// A copy with its own deadline for one attempt (see ``Endpoint/timeout(_:)``).
+    /// - Parameter timeout: The deadline.
+    /// - Returns: The changed endpoint.
+    public func timeout(_ timeout: Duration) -> Self { Self(endpoint.timeout(timeout)) }
+
+    /// A copy with its own limit on the file's size (see ``Endpoint/maximumResponseBodySize(_:)``).
+    /// - Parameter bytes: The most bytes the file may have.
+    /// - Returns: The changed endpoint.
+    public func maximumResponseBodySize(_ bytes: Int64) -> Self { Self(endpoint.maximumResponseBodySize(bytes)) }
 }
 
 extension ResponseDecoding where Response == DownloadedFile {
-    /// Placeholder decoding for download endpoints: only ``NetworkClient/download(_:to:overwrite:)``
-    /// stores their answer, so ``NetworkClient/send(_:)`` refuses them.
+    /// The decoding of a ``DownloadEndpoint``'s request, never used: only
+    /// ``NetworkClient/download(_:to:overwrite:)`` sends it, and stores the answer.
     static var toFile: Self {
         Self(checksContentType: false) { (_, _) throws(NetworkError) in
             throw NetworkError(

@@ -107,7 +107,8 @@ private struct EndpointRecord: Codable {
     var skippedLayers: [String]
     var maximumResponseBodySize: Int64?
 
-    init(_ endpoint: Endpoint<DownloadedFile>, codingPath: [any CodingKey]) throws {
+    init(_ download: DownloadEndpoint, codingPath: [any CodingKey]) throws {
+        let endpoint = download.endpoint
         method = endpoint.method.rawValue
         path = endpoint.path
         query = endpoint.query.items.map { Pair(name: $0.name, value: $0.value, written: $0.written) }
@@ -139,7 +140,7 @@ private struct EndpointRecord: Codable {
         maximumResponseBodySize = endpoint.maximumResponseBodySize
     }
 
-    func endpoint() throws -> Endpoint<DownloadedFile> {
+    func endpoint() throws -> DownloadEndpoint {
         var endpoint = Endpoint<DownloadedFile>(
             method: HTTPMethod(method), path: path, query: Self.parameters(query), body: try body(),
             headers: HTTPHeaders(headers.map { HTTPHeaders.Field(name: $0.name, value: $0.value) }), timeout: timeout,
@@ -147,7 +148,7 @@ private struct EndpointRecord: Codable {
         endpoint.isIdempotent = isIdempotent
         endpoint.skippedLayers = Set(skippedLayers.map(InterceptorLayer.init(rawValue:)))
         endpoint.maximumResponseBodySize = maximumResponseBodySize
-        return endpoint
+        return DownloadEndpoint(endpoint)
     }
 
     private func body() throws -> RequestBody {
