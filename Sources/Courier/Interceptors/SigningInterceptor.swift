@@ -13,12 +13,44 @@ import Foundation
 /// ```swift
 /// .signing(.hmacSHA256(secret: Data(key.utf8)), placement: .parameters(signature: "sign"))
 /// ```
+///
+/// With a ``ClockCorrection``, a request whose timestamp the backend refuses is signed again
+/// with the server's time, once, and later requests use it from the start.
 public struct SigningInterceptor: Interceptor {
-    /// How the signature is computed from the canonical request.
+    /// How the signature is computed from the canonical request: HMAC-SHA256, the legacy MD5
+    /// scheme, or an algorithm of your own.
+    ///
+    /// ```swift
+    /// import CryptoKit
+    ///
+    /// // HMAC-SHA1, hex:
+    /// let sha1 = SigningInterceptor.Algorithm { canonical in
+    ///     let code = HMAC<Insecure.SHA1>.authenticationCode(
+    ///         for: Data(canonical.string.utf8), using: SymmetricKey(data: secret))
+    ///     return code.map { String(format: "%02x", $0) }.joined()
+    /// }
+    /// ```
     public struct Algorithm: Sendable {
         /// The version of ``CanonicalRequest`` the signature is computed over.
         public let canonicalForm: CanonicalRequest.Version
-        let sign: @Sendable (CanonicalRequest) -> String
+        let sign: @Sendable (CanonicalRequest) throws -> String
+
+        /// An algorithm of your own (HMAC-SHA1, SM3, RSA, a hardware key, …): `sign` gets the
+        /// canonical request, whose ``CanonicalRequest/string`` is the text to sign and whose
+        /// parts (method, host, path, sorted query and form, body hash, timestamp, nonce) are
+        /// there for a scheme that arranges them otherwise, and returns the signature as sent.
+        /// An error it throws fails the request with ``NetworkError/Code/invalidRequest``,
+        /// before anything is sent.
+        /// - Parameters:
+        ///   - canonicalForm: The version of the canonical form; ``CanonicalRequest/Version/v2``
+        ///     by default.
+        ///   - sign: Computes the signature.
+        public init(
+            canonicalForm: CanonicalRequest.Version = .v2, sign: @escaping @Sendable (CanonicalRequest) throws -> String
+        ) {
+            self.canonicalForm = canonicalForm
+            self.sign = sign
+        }
 
         /// Lower-case hex HMAC-SHA256 of ``CanonicalRequest/string`` under `secret`.
         ///
@@ -74,6 +106,8 @@ public struct SigningInterceptor: Interceptor {
 
     private let algorithm: Algorithm
     private let placement: Placement
+    private let clockCorrection: ClockCorrection?
+    private let offset = ClockOffset()
     private let now: @Sendable () -> Date
     private let makeNonce: @Sendable () -> String
 
@@ -81,15 +115,17 @@ public struct SigningInterceptor: Interceptor {
     /// - Parameters:
     ///   - algorithm: How the signature is computed.
     ///   - placement: Where it is sent.
+    ///   - clockCorrection: How a refused timestamp is corrected, if the backend says so.
     ///   - now: The clock for timestamps.
     ///   - nonce: Makes a nonce; 128 random bits as hex by default.
     public init(
-        _ algorithm: Algorithm, placement: Placement = .parameters(),
+        _ algorithm: Algorithm, placement: Placement = .parameters(), clockCorrection: ClockCorrection? = nil,
         now: @escaping @Sendable () -> Date = Date.init,
         nonce: @escaping @Sendable () -> String = SigningInterceptor.randomNonce
     ) {
         self.algorithm = algorithm
         self.placement = placement
+        self.clockCorrection = clockCorrection
         self.now = now
         self.makeNonce = nonce
     }
@@ -97,38 +133,60 @@ public struct SigningInterceptor: Interceptor {
     /// ``InterceptorLayer/signing``.
     public var layer: InterceptorLayer { .signing }
 
-    /// Signs the request, then calls `next`.
+    /// Signs the request, then calls `next`; with a ``ClockCorrection``, signs it once more with
+    /// the server's time when the backend refuses its timestamp.
     /// - Parameters:
     ///   - request: The request with every other parameter in place.
-    ///   - context: Not used.
+    ///   - context: Reads business codes.
     ///   - next: The inner layers.
     /// - Returns: The response of the inner layers.
-    /// - Throws: Whatever `next` throws.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails; whatever `next`
+    ///   throws.
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
-        try await next(sign(request))
+        let response = try await next(sign(request))
+        guard let clockCorrection, let code = context.businessCode(in: response),
+            clockCorrection.codes.contains(code), let server = clockCorrection.serverDate(in: response),
+            offset.learn(server: server, local: now())
+        else { return response }
+        return try await next(sign(request))
     }
 
     /// The request with timestamp, nonce and signature added.
-    public func sign(_ request: HTTPRequest) -> HTTPRequest {
+    /// - Parameter request: The request with every other parameter in place.
+    /// - Returns: The signed request.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails.
+    public func sign(_ request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
         var request = request
-        let timestamp = String(Int64(now().timeIntervalSince1970))
+        let seconds = (now().timeIntervalSince1970 + offset.current).rounded(.down)
+        guard let whole = Int64(exactly: seconds) else {
+            throw NetworkError(.invalidRequest, "The clock's time \(seconds) cannot be a timestamp.")
+        }
+        let timestamp = String(whole)
         let nonce = makeNonce()
         switch placement {
         case .parameters(let signatureName, let timestampName, let nonceName):
             request.addParameters([timestampName: timestamp, nonceName: nonce], merge: .replaceExisting)
             let canonical = CanonicalRequest(
                 request, version: algorithm.canonicalForm, excluding: signatureName, timestamp: timestamp, nonce: nonce)
-            request.addParameters([signatureName: algorithm.sign(canonical)], merge: .replaceExisting)
+            request.addParameters([signatureName: try signature(of: canonical)], merge: .replaceExisting)
         case .headers(let signatureName, let timestampName, let nonceName):
             let canonical = CanonicalRequest(
                 request, version: algorithm.canonicalForm, timestamp: timestamp, nonce: nonce)
             request.headers[timestampName] = timestamp
             request.headers[nonceName] = nonce
-            request.headers[signatureName] = algorithm.sign(canonical)
+            request.headers[signatureName] = try signature(of: canonical)
         }
         return request
+    }
+
+    private func signature(of canonical: CanonicalRequest) throws(NetworkError) -> String {
+        do {
+            return try algorithm.sign(canonical)
+        } catch {
+            throw NetworkError(.invalidRequest, "The request could not be signed.", underlying: error)
+        }
     }
 
     /// 128 random bits as 32 lower-case hex digits.
@@ -143,10 +201,12 @@ extension Interceptor where Self == SigningInterceptor {
     /// - Parameters:
     ///   - algorithm: How the signature is computed.
     ///   - placement: Where it is sent.
+    ///   - clockCorrection: How a refused timestamp is corrected, if the backend says so.
     /// - Returns: The layer.
     public static func signing(
-        _ algorithm: SigningInterceptor.Algorithm, placement: SigningInterceptor.Placement = .parameters()
+        _ algorithm: SigningInterceptor.Algorithm, placement: SigningInterceptor.Placement = .parameters(),
+        clockCorrection: ClockCorrection? = nil
     ) -> Self {
-        SigningInterceptor(algorithm, placement: placement)
+        SigningInterceptor(algorithm, placement: placement, clockCorrection: clockCorrection)
     }
 }

@@ -13,7 +13,7 @@ import Testing
             .hmacSHA256(secret: Data("secret".utf8)), placement: placement,
             now: { Date(timeIntervalSince1970: 1_700_000_000) }, nonce: { "0123456789abcdef" })
         let request = HTTPRequest(method: method, url: try #require(URL(string: url)), query: query, body: body)
-        let signed = signer.sign(request)
+        let signed = signer.signedForTest(request)
         switch placement {
         case .headers(let name, _, _): return signed.headers[name]
         case .parameters(let name, _, _):

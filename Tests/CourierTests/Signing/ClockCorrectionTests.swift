@@ -1,0 +1,146 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Signing with an algorithm of the app's own, and a device clock that is wrong, over real HTTP.
+@Suite struct ClockCorrectionTests {
+    static let secret = Data("clock-secret".utf8)
+
+    /// The server's time as the `Date` header writes it.
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+
+    /// A backend that refuses (code 1001) a timestamp more than a minute from its clock, and
+    /// tells its time in the `Date` header and in `serverTime` (milliseconds).
+    static func backend(clockCorrection: ClockCorrection?, deviceClockOff: TimeInterval) throws -> (
+        server: LoopbackServer, client: NetworkClient
+    ) {
+        let server = try LoopbackServer()
+        let layer = SigningInterceptor(
+            .hmacSHA256(secret: Self.secret), clockCorrection: clockCorrection,
+            now: { Date().addingTimeInterval(deviceClockOff) })
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: server.baseURL.appendingPathComponent("v1/"), interceptors: [layer],
+                transport: TestTransport.make()))
+        server.route("/v1/orders", method: .post) { request in
+            let now = Date()
+            let sent = TimeInterval(request.form["timestamp"] ?? "") ?? 0
+            let headers: HTTPHeaders = ["Content-Type": "application/json", "Date": Self.httpDate(now)]
+            guard abs(sent - now.timeIntervalSince1970) <= 60 else {
+                let body =
+                    #"{"code":1001,"msg":"timestamp expired","serverTime":\#(Int(now.timeIntervalSince1970 * 1000))}"#
+                return .init(status: 200, headers: headers, body: Data(body.utf8))
+            }
+            return .init(status: 200, headers: headers, body: Data(#"{"code":0,"data":"placed"}"#.utf8))
+        }
+        return (server, client)
+    }
+
+    static func place(_ client: NetworkClient) async throws -> String {
+        try await client.send(Endpoint<String>.post("orders", body: .form(["item": "tea"])))
+    }
+
+    @Test(
+        "a device clock an hour off: the refused request is signed again with the server's time, once; later ones at once",
+        arguments: [ClockCorrection.ServerTime.dateHeader, .field("serverTime")])
+    func wrongClockCorrected(serverTime: ClockCorrection.ServerTime) async throws {
+        let backend = try Self.backend(
+            clockCorrection: ClockCorrection(codes: [1001], serverTime: serverTime), deviceClockOff: -3600)
+        defer { backend.server.stop() }
+        #expect(try await Self.place(backend.client) == "placed")
+        #expect(backend.server.requests.count == 2, "refused, then signed again")
+        #expect(try await Self.place(backend.client) == "placed")
+        #expect(backend.server.requests.count == 3, "the next one is right the first time")
+    }
+
+    @Test("without a correction, or with the refusal's code not named, the refusal is the caller's")
+    func noCorrection() async throws {
+        for correction in [nil, ClockCorrection(codes: [7])] {
+            let backend = try Self.backend(clockCorrection: correction, deviceClockOff: -3600)
+            defer { backend.server.stop() }
+            let error = await networkError { _ = try await Self.place(backend.client) }
+            #expect(error?.code == .business && error?.businessCode == 1001)
+            #expect(backend.server.requests.count == 1)
+        }
+    }
+
+    @Test("a server that keeps refusing gets the request twice at most")
+    func signedAgainOnlyOnce() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders", method: .post) { _ in
+            .init(
+                status: 200, headers: ["Content-Type": "application/json", "Date": Self.httpDate(Date())],
+                body: Data(#"{"code":1001,"msg":"timestamp expired"}"#.utf8))
+        }
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: backend.server.baseURL.appendingPathComponent("v1/"),
+                interceptors: [
+                    .signing(.hmacSHA256(secret: Self.secret), clockCorrection: ClockCorrection(codes: [1001]))
+                ],
+                transport: TestTransport.make()))
+        let error = await networkError { _ = try await Self.place(client) }
+        #expect(error?.businessCode == 1001)
+        #expect(backend.server.requests.count == 2)
+    }
+
+    @Test(
+        "a server time that cannot be read, or is years away, is not used",
+        arguments: ["yesterday", "Sun, 06 Nov 1994 08:49:37 GMT", "Mon, 32 Jan 2026 00:00:00 GMT", ""])
+    func unreadableServerTime(date: String) async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders", method: .post) { _ in
+            .init(
+                status: 200, headers: ["Content-Type": "application/json", "Date": date],
+                body: Data(#"{"code":1001,"serverTime":1e300}"#.utf8))
+        }
+        for serverTime in [ClockCorrection.ServerTime.dateHeader, .field("serverTime")] {
+            let client = NetworkClient(
+                configuration: .init(
+                    baseURL: backend.server.baseURL.appendingPathComponent("v1/"),
+                    interceptors: [
+                        .signing(
+                            .hmacSHA256(secret: Self.secret),
+                            clockCorrection: ClockCorrection(codes: [1001], serverTime: serverTime))
+                    ],
+                    transport: TestTransport.make()))
+            let before = backend.server.requests.count
+            let error = await networkError { _ = try await Self.place(client) }
+            #expect(error?.businessCode == 1001)
+            #expect(backend.server.requests.count == before + 1, "not sent again")
+        }
+    }
+
+    @Test("an algorithm of the app's own gets the canonical request; one that fails sends nothing")
+    func customAlgorithm() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders", method: .post) { request in .envelope(data: request.headers["X-Sig"] ?? "") }
+        struct KeyUnavailable: Error {}
+        let upper = SigningInterceptor.Algorithm { canonical in "SIG:" + canonical.method + ":" + canonical.path }
+        let failing = SigningInterceptor.Algorithm { _ in throw KeyUnavailable() }
+        func client(_ algorithm: SigningInterceptor.Algorithm) -> NetworkClient {
+            NetworkClient(
+                configuration: .init(
+                    baseURL: backend.server.baseURL.appendingPathComponent("v1/"),
+                    interceptors: [
+                        .signing(algorithm, placement: .headers(signature: "X-Sig", timestamp: "X-T", nonce: "X-N"))
+                    ],
+                    transport: TestTransport.make()))
+        }
+        #expect(try await Self.place(client(upper)) == "SIG:POST:/v1/orders")
+        let error = await networkError { _ = try await Self.place(client(failing)) }
+        #expect(error?.code == .invalidRequest)
+        #expect(error?.underlying is KeyUnavailable)
+        #expect(backend.server.requests.count == 1)
+    }
+}
