@@ -107,13 +107,16 @@ actor TokenRefresher {
     }
 
     private func isExpiring(_ credential: Credential) -> Bool {
-        var leeway = leeway
-        if let issued, issued.credential.sameTokens(as: credential), let expiresAt = credential.expiresAt {
+        guard let expiresAt = credential.expiresAt else { return false }
+        // In seconds as a Double: a server's lifetime can be any number (1e300), which a
+        // Duration cannot hold.
+        var leeway = leeway.seconds
+        if let issued, issued.credential.sameTokens(as: credential) {
             let lifetime = expiresAt.timeIntervalSince(issued.at)
             guard lifetime > 0 else { return false }
-            leeway = min(leeway, .seconds(lifetime / 2))
+            leeway = min(leeway, lifetime / 2)
         }
-        return credential.expires(within: leeway, from: Date())
+        return expiresAt.timeIntervalSinceNow <= leeway
     }
 
     private func finished(_ shared: SharedOutcome<Credential>, _ outcome: Result<Credential, any Error>) {

@@ -32,12 +32,6 @@ public struct Credential: Sendable, Hashable, Codable {
     func sameTokens(as other: Credential?) -> Bool {
         accessToken == other?.accessToken && refreshToken == other?.refreshToken
     }
-
-    /// Whether the access token expires within `leeway` from `now` (never, without an expiry).
-    func expires(within leeway: Duration, from now: Date) -> Bool {
-        guard let expiresAt else { return false }
-        return expiresAt.timeIntervalSince(now) <= leeway.seconds
-    }
 }
 
 extension Credential: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

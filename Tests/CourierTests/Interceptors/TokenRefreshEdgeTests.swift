@@ -77,6 +77,15 @@ import Testing
         #expect(fetches.increment() == 2, "one fetch, then this probe")
     }
 
+    @Test("a lifetime no clock can hold (1e300 seconds) is a long one, not a crash")
+    func hugeLifetime() async throws {
+        let fetches = Counter()
+        let client = Self.client(InMemoryTokenStore()) { _ in
+            Credential(accessToken: "t\(fetches.increment())", expiresAt: Date().addingTimeInterval(1e300))
+        }
+        for _ in 0..<3 { #expect(try await client.send(Endpoint<String>.get("data")) == "t1") }
+    }
+
     @Test("a logout between the expiry check and the refresh is not undone by the refresh")
     func logoutBeforeEarlyRefresh() async throws {
         let expiring = Credential(accessToken: "a0", refreshToken: "r0", expiresAt: Date().addingTimeInterval(5))
