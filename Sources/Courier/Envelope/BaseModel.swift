@@ -44,16 +44,10 @@ extension CodingUserInfoKey {
     public static let envelopeFormat = CodingUserInfoKey(rawValue: "courier.envelopeFormat")!
 }
 
-/// What an envelope says about the call, read as ``BaseModel`` reads it: what the token and
-/// re-login layers look at, so they see the code the caller gets.
-struct EnvelopeHead: Decodable {
+/// What an envelope says about the call: its code and whether it succeeded.
+struct EnvelopeHead {
     let code: BusinessCode?
     let isSuccess: Bool
-
-    init(from decoder: any Decoder) throws {
-        let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
-        try self.init(root: decoder.container(keyedBy: EnvelopeKey.self), format: format)
-    }
 
     /// With a success flag, the flag (required) and the code if it is there and readable;
     /// otherwise the code (required) and whether it is a success code.
@@ -65,6 +59,27 @@ struct EnvelopeHead: Decodable {
             let code = try root.required(BusinessCode.self, at: format.codeKey)
             self.code = code
             isSuccess = format.successCodes.contains(code)
+        }
+    }
+}
+
+/// The code the token and re-login layers react to, read as ``BaseModel`` reads it (so they see
+/// the code the caller gets), except that an envelope whose success flag says the call succeeded
+/// has none, and a body without the flag (an error body) still has its code.
+struct EnvelopeFailureCode: Decodable {
+    let code: BusinessCode?
+
+    init(from decoder: any Decoder) throws {
+        let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
+        let root = try decoder.container(keyedBy: EnvelopeKey.self)
+        guard let successKey = format.successKey else {
+            code = try root.required(BusinessCode.self, at: format.codeKey)
+            return
+        }
+        if (try? root.value(Bool.self, at: successKey)) == true {
+            code = nil
+        } else {
+            code = (try? root.value(BusinessCode.self, at: format.codeKey)) ?? nil
         }
     }
 }

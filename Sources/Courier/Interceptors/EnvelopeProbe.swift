@@ -11,11 +11,12 @@ package enum EnvelopeProbe {
 
     /// The code of the envelope in `body` as ``BaseModel`` reads it with `decoder` (whose
     /// `userInfo` holds the format), or `nil` when `body` (of at most 8 MB) is not an envelope
-    /// in that format or carries no code. The same bytes as the caller's decoding
-    /// (``JSONBytes``), so the two never disagree.
+    /// in that format, carries no code, or has a success flag that says the call succeeded
+    /// (``EnvelopeFailureCode``). The same bytes as the caller's decoding (``JSONBytes``), so the
+    /// two never disagree.
     package static func code(in body: Data, decoder: JSONDecoder) -> BusinessCode? {
         guard !body.isEmpty, body.count <= 8 << 20 else { return nil }
-        return (try? decoder.decode(EnvelopeHead.self, from: JSONBytes.forDecoding(body, with: decoder)))?.code
+        return (try? decoder.decode(EnvelopeFailureCode.self, from: JSONBytes.forDecoding(body, with: decoder)))?.code
     }
 
     /// The value at a dotted key path (`meta.code`) of a JSON object, or `nil`.

@@ -89,7 +89,8 @@ public struct InterceptorContext: Sendable {
     }
 
     /// The business code of a response whose body is an envelope in ``envelope``'s format, as
-    /// the client decodes it, or `nil` when the body is not one.
+    /// the client decodes it, or `nil` when the body is not one, or its success flag (when the
+    /// format has one) says the call succeeded.
     /// - Parameter response: The response.
     /// - Returns: The code.
     public func businessCode(in response: HTTPResponse) -> BusinessCode? {

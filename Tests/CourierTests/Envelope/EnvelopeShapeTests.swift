@@ -174,6 +174,20 @@ import Testing
         #expect(heard.all == ["L0099"])
     }
 
+    @Test(
+        "a success flag that says the call succeeded wins over a code the re-login layer watches: no login, sent once")
+    func flaggedSuccessIsNotALoginRequest() async throws {
+        let logins = Counter()
+        let transport = MockTransport { _ in .json(#"{"success":true,"errorCode":99,"data":"placed"}"#) }
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: URL(string: "https://api.example.com/")!, envelope: Self.flagged,
+                interceptors: [.reLogin(codes: [99]) { _ in _ = logins.increment() }], transport: transport))
+        #expect(try await client.send(Endpoint<String>.post("orders")) == "placed")
+        #expect(logins.increment() == 1, "no login")
+        #expect(transport.requests.count == 1)
+    }
+
     @Test("CourierTesting writes nested keys and the success flag as the client reads them")
     func testingHelpersWriteTheFormat() throws {
         let response = try HTTPResponse.envelope(code: "A0000", message: "ok", data: [1, 2], format: Self.nested)
