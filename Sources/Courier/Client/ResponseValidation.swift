@@ -48,13 +48,16 @@ struct ResponseValidation: Sendable {
         error.headers = response.headers
         error.body = response.body
         guard let object = EnvelopeProbe.object(in: response.body) else { return error }
-        if object["errorCode"] != nil || object["errorDescription"] != nil || object["content"] != nil {
+        // An envelope of the client's format first: its `data` may well be called `content`.
+        if let code = EnvelopeProbe.businessCode(EnvelopeProbe.value(at: envelope.codeKey, in: object)) {
+            error.businessCode = code
+            error.businessMessage = EnvelopeProbe.value(at: envelope.messageKey, in: object) as? String
+        } else if ["errorCode", "errorDescription", "content"].contains(where: {
+            object[$0].map { !($0 is NSNull) } ?? false
+        }) {
             error.businessCode = EnvelopeProbe.businessCode(object["errorCode"])
             error.businessMessage = object["errorDescription"] as? String
             error.userMessage = object["content"] as? String
-        } else if let code = EnvelopeProbe.businessCode(EnvelopeProbe.value(at: envelope.codeKey, in: object)) {
-            error.businessCode = code
-            error.businessMessage = EnvelopeProbe.value(at: envelope.messageKey, in: object) as? String
         }
         return error
     }

@@ -4,8 +4,10 @@ import Foundation
 /// or a string (`"A0001"`).
 ///
 /// Write one as a literal of either kind: `successCodes: [0]`, `codes: [99, 500]`,
-/// `successCodes: ["A0000"]`. A numeric string is the same code as its number (`"0"` is `0`,
-/// `" 007"` is `7`), since backends send either for the same code.
+/// `successCodes: ["A0000"]`. A string of decimal digits, with an optional leading `-`, is the
+/// same code as its number (`"0"` is `0`, `" 007"` is `7`), since backends send either for the
+/// same code; any other string is a code of its own (`"+5"`, `"0x10"`, `"A0001"`). Spaces and
+/// line breaks around a string are not part of it.
 ///
 /// ```swift
 /// switch error.businessCode {
@@ -28,14 +30,18 @@ public struct BusinessCode: Hashable, Sendable, Codable, ExpressibleByIntegerLit
     /// - Parameter number: The number.
     public init(_ number: Int) { value = .number(number) }
 
-    /// A code from its text: the number it spells, when it spells one (surrounding spaces
-    /// aside), otherwise the text as it is.
+    /// A code from its text, spaces and line breaks around it aside: the number it spells when
+    /// it is decimal digits with an optional leading `-` (and fits an `Int`), otherwise the text.
     /// - Parameter text: The code's text.
     public init(_ text: String) {
-        if let number = Int(text.trimmingCharacters(in: .whitespaces)) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let digits = trimmed.utf8.first == UInt8(ascii: "-") ? trimmed.utf8.dropFirst() : trimmed.utf8[...]
+        if !digits.isEmpty, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let number = Int(trimmed)
+        {
             value = .number(number)
         } else {
-            value = .text(text)
+            value = .text(trimmed)
         }
     }
 

@@ -115,10 +115,12 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         return parts.joined(separator: "; ")
     }
 
-    /// A code as the server sent it, on one line and at most 64 characters long.
+    /// A code as the server sent it, on one line, without invisible formatting (a right-to-left
+    /// override could make a log line read otherwise) and at most 64 characters long.
     private static func shown(_ code: BusinessCode) -> String {
+        let hidden: Set<Unicode.GeneralCategory> = [.control, .format, .lineSeparator, .paragraphSeparator]
         let scalars = code.description.unicodeScalars.prefix(64).map {
-            $0.properties.generalCategory == .control ? "?" : $0
+            hidden.contains($0.properties.generalCategory) ? "?" : $0
         }
         return String(String.UnicodeScalarView(scalars))
     }

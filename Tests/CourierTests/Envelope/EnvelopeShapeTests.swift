@@ -46,6 +46,22 @@ import Testing
         #expect("\(BusinessCode("A0001")) \(BusinessCode(99))" == "A0001 99")
     }
 
+    @Test("only decimal digits make a number; spaces and line breaks around a code are not part of it")
+    func codeNormalisation() {
+        #expect(BusinessCode("5\n") == 5 && BusinessCode("\t-12 ") == -12)
+        #expect(BusinessCode("A1 ") == "A1")
+        for text in ["+5", "0x10", "1e3", "٣", "-", "", "99999999999999999999"] {
+            #expect(BusinessCode(text).number == nil, "\(text.debugDescription) is text")
+        }
+    }
+
+    @Test("an error's description shows a server's code on one line, without invisible formatting")
+    func codeShownSafely() {
+        var error = NetworkError(.business, "refused")
+        error.businessCode = BusinessCode("E1\u{202E}\u{2028}x\ny")
+        #expect(error.description.contains("business code: E1??x?y"), "\(error.description)")
+    }
+
     @Test("codes round-trip through Codable as the number or the string they are")
     func codeCodable() throws {
         let codes: [BusinessCode] = [0, "A0001", -7]
@@ -141,6 +157,17 @@ import Testing
         #expect(error?.code == .httpStatus)
         #expect(error?.businessCode == "C0500")
         #expect(error?.businessMessage == "try later")
+    }
+
+    @Test("an error status's envelope whose payload key is content, null, keeps its code and message")
+    func contentKeyedEnvelope() async throws {
+        let format = EnvelopeFormat(dataKey: "content")
+        let error = await networkError {
+            _ = try await client(answering: #"{"code":"E1","msg":"down","content":null}"#, format: format, status: 503)
+                .send(Endpoint<User>.get("me"))
+        }
+        #expect(error?.code == .httpStatus)
+        #expect(error?.businessCode == "E1" && error?.businessMessage == "down")
     }
 
     @Test("the re-login layer reacts to a string code, in a nested format, and hears it")
