@@ -9,6 +9,9 @@ import Foundation
 /// print(reply.response.status, reply.response.headers["X-Request-Id"] ?? "-", reply.message ?? "")
 /// let total = try reply.field("meta.total", as: Int.self)
 /// ```
+///
+/// ``message``, ``code`` and ``field(_:as:)`` read the body when asked, each time, with the
+/// client's decoder (not an endpoint's own, from `.envelope(using:)`): read what you need once.
 public struct Reply<Value: Sendable>: Sendable {
     /// The payload, as ``NetworkClient/send(_:)`` returns it.
     public let value: Value

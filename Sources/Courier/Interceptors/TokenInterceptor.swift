@@ -44,7 +44,8 @@ public struct TokenInterceptor: Interceptor {
     ///   - refreshLimit: At most this many refreshes start per `refreshWindow`.
     ///   - refreshWindow: The window of `refreshLimit`.
     ///   - refreshLeeway: A credential that expires within this time is refreshed before it is
-    ///     sent.
+    ///     sent; for one this layer fetched, at most half its lifetime, and one that arrived
+    ///     already expired is sent for the server to judge (a 401 then refreshes it).
     ///   - fetch: Fetches a new credential.
     public init(
         store: any TokenStore, placement: Placement = .header("token"), refreshCodes: Set<BusinessCode> = [],
@@ -122,7 +123,8 @@ extension Interceptor where Self == TokenInterceptor {
     ///   - refreshLimit: At most this many refreshes start per `refreshWindow`.
     ///   - refreshWindow: The window of `refreshLimit`.
     ///   - refreshLeeway: A credential that expires within this time is refreshed before it is
-    ///     sent.
+    ///     sent; for one this layer fetched, at most half its lifetime, and one that arrived
+    ///     already expired is sent for the server to judge (a 401 then refreshes it).
     ///   - fetch: Fetches a new credential.
     /// - Returns: The layer.
     public static func token(
