@@ -25,8 +25,11 @@ struct Walkthrough {
             let orders = try await client.send(.orders(page: 1))
             print(
                 "   GET orders?page=1 → \(orders.count) orders, first: \(orders[0].title), last: \(orders.last!.title)")
-            let page3 = try await client.send(.orders(page: 3))
-            print("   GET orders?page=3 → \(page3.count) orders")
+            // The payload with the answer around it: status, headers, the envelope's message.
+            let page3 = try await client.reply(to: .orders(page: 3))
+            print(
+                "   GET orders?page=3 → \(page3.value.count) orders, status \(page3.response.status),"
+                    + " message \"\(page3.message ?? "")\"")
         }
 
         heading("2. A JSON body, encoded once")
