@@ -145,12 +145,15 @@ public struct SigningInterceptor: Interceptor {
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
-        let response = try await next(sign(request))
-        guard let clockCorrection, let code = context.businessCode(in: response),
-            clockCorrection.codes.contains(code), let server = clockCorrection.serverDate(in: response),
-            offset.learn(server: server, local: now())
+        let used = offset.current
+        let response = try await next(sign(request, offset: used))
+        guard let clockCorrection, clockCorrection.refuses(response, context),
+            let candidate = clockCorrection.offset(in: response, local: now(), used: used)
         else { return response }
-        return try await next(sign(request))
+        // Kept only when the server takes the request signed with it.
+        let resent = try await next(sign(request, offset: candidate))
+        if !clockCorrection.refuses(resent, context) { offset.set(candidate) }
+        return resent
     }
 
     /// The request with timestamp, nonce and signature added.
@@ -158,8 +161,13 @@ public struct SigningInterceptor: Interceptor {
     /// - Returns: The signed request.
     /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails.
     public func sign(_ request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
+        try sign(request, offset: offset.current)
+    }
+
+    /// The request signed with a timestamp `offset` seconds from the clock's.
+    private func sign(_ request: HTTPRequest, offset: TimeInterval) throws(NetworkError) -> HTTPRequest {
         var request = request
-        let seconds = (now().timeIntervalSince1970 + offset.current).rounded(.down)
+        let seconds = (now().timeIntervalSince1970 + offset).rounded(.down)
         guard let whole = Int64(exactly: seconds) else {
             throw NetworkError(.invalidRequest, "The clock's time \(seconds) cannot be a timestamp.")
         }

@@ -67,9 +67,7 @@ public struct DownloadResumeData: Sendable {
 /// let file = try await client.download(.report(7), to: destination).value
 /// ```
 ///
-/// Its request is an ``Endpoint``'s, read and changed through the same names (`path`, `query`,
-/// `headers`, `body`, `timeout`, `skippedLayers`, ``maximumResponseBodySize(_:)``, …).
-@dynamicMemberLookup
+/// Its request has an ``Endpoint``'s parts, by the same names.
 public struct DownloadEndpoint: Sendable {
     /// The request; its decoding is never used (the answer goes to a file).
     var endpoint: Endpoint<DownloadedFile>
@@ -100,10 +98,34 @@ public struct DownloadEndpoint: Sendable {
         Self(path: path, query: query, headers: headers)
     }
 
-    /// A part of the request, by the name ``Endpoint`` gives it: `path`, `query`, `headers`, …
-    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<Endpoint<DownloadedFile>, Value>) -> Value {
-        get { endpoint[keyPath: keyPath] }
-        set { endpoint[keyPath: keyPath] = newValue }
+    /// The HTTP method.
+    public var method: HTTPMethod {
+        get { endpoint.method }
+        set { endpoint.method = newValue }
+    }
+
+    /// The path relative to the base URL, or an absolute URL.
+    public var path: String {
+        get { endpoint.path }
+        set { endpoint.path = newValue }
+    }
+
+    /// The query parameters.
+    public var query: Parameters {
+        get { endpoint.query }
+        set { endpoint.query = newValue }
+    }
+
+    /// The body.
+    public var body: RequestBody {
+        get { endpoint.body }
+        set { endpoint.body = newValue }
+    }
+
+    /// The header fields.
+    public var headers: HTTPHeaders {
+        get { endpoint.headers }
+        set { endpoint.headers = newValue }
     }
 
     /// The deadline for one attempt, when it is not the client's.
@@ -112,11 +134,29 @@ public struct DownloadEndpoint: Sendable {
         set { endpoint.timeout = newValue }
     }
 
-    /// The most bytes the file may have, when it is not the client's limit.
+    /// Whether the request may be sent again after a failure (see ``Endpoint/isIdempotent``).
+    public var isIdempotent: Bool {
+        get { endpoint.isIdempotent }
+        set { endpoint.isIdempotent = newValue }
+    }
+
+    /// The interceptor layers this download skips.
+    public var skippedLayers: Set<InterceptorLayer> {
+        get { endpoint.skippedLayers }
+        set { endpoint.skippedLayers = newValue }
+    }
+
+    /// The most bytes one answer may add to the file; `nil`, the default, is no limit (the
+    /// client's limit is for answers held in memory). A resumed download adds to the bytes it
+    /// already has.
     public var maximumResponseBodySize: Int64? {
         get { endpoint.maximumResponseBodySize }
         set { endpoint.maximumResponseBodySize = newValue }
     }
+
+    /// A copy that may be sent again after a failure (see ``Endpoint/idempotent()``).
+    /// - Returns: The changed endpoint.
+    public func idempotent() -> Self { Self(endpoint.idempotent()) }
 
     /// A copy that skips the given interceptor layers (see ``Endpoint/skipping(_:)``).
     /// - Parameter layers: The layers to skip.
@@ -132,8 +172,9 @@ public struct DownloadEndpoint: Sendable {
     /// - Returns: The changed endpoint.
     public func timeout(_ timeout: Duration) -> Self { Self(endpoint.timeout(timeout)) }
 
-    /// A copy with its own limit on the file's size (see ``Endpoint/maximumResponseBodySize(_:)``).
-    /// - Parameter bytes: The most bytes the file may have.
+    /// A copy with a limit on what one answer may add to the file (see
+    /// ``maximumResponseBodySize``).
+    /// - Parameter bytes: The most bytes.
     /// - Returns: The changed endpoint.
     public func maximumResponseBodySize(_ bytes: Int64) -> Self { Self(endpoint.maximumResponseBodySize(bytes)) }
 }

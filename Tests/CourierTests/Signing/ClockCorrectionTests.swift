@@ -1,7 +1,8 @@
-import Courier
 import CourierTesting
 import Foundation
 import Testing
+
+@testable import Courier
 
 /// Signing with an algorithm of the app's own, and a device clock that is wrong, over real HTTP.
 @Suite struct ClockCorrectionTests {
@@ -55,7 +56,12 @@ import Testing
             clockCorrection: ClockCorrection(codes: [1001], serverTime: serverTime), deviceClockOff: -3600)
         defer { backend.server.stop() }
         #expect(try await Self.place(backend.client) == "placed")
-        #expect(backend.server.requests.count == 2, "refused, then signed again")
+        let requests = backend.server.requests
+        #expect(requests.count == 2, "refused, then signed again")
+        let stamps = requests.compactMap { TimeInterval($0.form["timestamp"] ?? "") }
+        #expect(stamps.count == 2 && abs(stamps[1] - stamps[0] - 3600) < 5, "signed with the server's time")
+        #expect(requests[0].form["nonce"] != requests[1].form["nonce"], "a fresh nonce")
+        #expect(requests[0].form["sign"] != requests[1].form["sign"])
         #expect(try await Self.place(backend.client) == "placed")
         #expect(backend.server.requests.count == 3, "the next one is right the first time")
     }
@@ -71,37 +77,78 @@ import Testing
         }
     }
 
-    @Test("a server that keeps refusing gets the request twice at most")
-    func signedAgainOnlyOnce() async throws {
-        let backend = try Backend()
-        defer { backend.server.stop() }
-        backend.server.route("/v1/orders", method: .post) { _ in
+    /// A backend that refuses every timestamp (code 1001), with its time in `Date`.
+    static func refusingBackend(deviceClockOff: TimeInterval) throws -> (server: LoopbackServer, client: NetworkClient)
+    {
+        let server = try LoopbackServer()
+        server.route("/v1/orders", method: .post) { _ in
             .init(
                 status: 200, headers: ["Content-Type": "application/json", "Date": Self.httpDate(Date())],
                 body: Data(#"{"code":1001,"msg":"timestamp expired"}"#.utf8))
         }
+        let layer = SigningInterceptor(
+            .hmacSHA256(secret: Self.secret), clockCorrection: ClockCorrection(codes: [1001]),
+            now: { Date().addingTimeInterval(deviceClockOff) })
         let client = NetworkClient(
             configuration: .init(
-                baseURL: backend.server.baseURL.appendingPathComponent("v1/"),
-                interceptors: [
-                    .signing(.hmacSHA256(secret: Self.secret), clockCorrection: ClockCorrection(codes: [1001]))
-                ],
+                baseURL: server.baseURL.appendingPathComponent("v1/"), interceptors: [layer],
                 transport: TestTransport.make()))
-        let error = await networkError { _ = try await Self.place(client) }
+        return (server, client)
+    }
+
+    @Test("a refusal from a server whose clock agrees with the device's is returned: nothing is sent again")
+    func clocksAgree() async throws {
+        let backend = try Self.refusingBackend(deviceClockOff: 0)
+        defer { backend.server.stop() }
+        let error = await networkError { _ = try await Self.place(backend.client) }
         #expect(error?.businessCode == 1001)
-        #expect(backend.server.requests.count == 2)
+        #expect(backend.server.requests.count == 1)
+    }
+
+    @Test("a server that refuses the corrected request too gets it twice, and the correction is not kept")
+    func correctionRefusedToo() async throws {
+        let backend = try Self.refusingBackend(deviceClockOff: -3600)
+        defer { backend.server.stop() }
+        for round in 1...2 {
+            let error = await networkError { _ = try await Self.place(backend.client) }
+            #expect(error?.businessCode == 1001)
+            #expect(backend.server.requests.count == 2 * round)
+        }
+        let stamps = backend.server.requests.compactMap { TimeInterval($0.form["timestamp"] ?? "") }
+        #expect(
+            stamps.count == 4 && abs(stamps[2] - stamps[0]) < 5, "the third is signed with the device's clock again")
+    }
+
+    @Test("the Date header's format: exact values, impossible days and other forms refused")
+    func httpDates() {
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(HTTPDate.parse("Thu, 29 Feb 2024 23:59:59 GMT") == Date(timeIntervalSince1970: 1_709_251_199))
+        #expect(HTTPDate.parse("Thu, 01 Jan 1970 00:00:00 GMT") == Date(timeIntervalSince1970: 0))
+        #expect(HTTPDate.parse("Wed, 31 Dec 2025 23:59:60 GMT") == Date(timeIntervalSince1970: 1_767_225_600))
+        for text in [
+            "Mon, 29 Feb 2100 00:00:00 GMT", "Thu, 31 Apr 2026 00:00:00 GMT", "Sat, 31 Feb 2026 00:00:00 GMT",
+            "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, +6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 UTC", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+            "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1969 08:49:37 GMT", "Sun,  06 Nov 1994 08:49:37 GMT", "",
+        ] {
+            #expect(HTTPDate.parse(text) == nil, "\(text.debugDescription)")
+        }
     }
 
     @Test(
         "a server time that cannot be read, or is years away, is not used",
-        arguments: ["yesterday", "Sun, 06 Nov 1994 08:49:37 GMT", "Mon, 32 Jan 2026 00:00:00 GMT", ""])
-    func unreadableServerTime(date: String) async throws {
+        arguments: [
+            ("yesterday", "\"soon\""), ("Sun, 06 Nov 1994 08:49:37 GMT", "1e300"),
+            ("Mon, 32 Jan 2026 00:00:00 GMT", "-5"),
+            ("", "true"),
+        ])
+    func unreadableServerTime(date: String, field: String) async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/orders", method: .post) { _ in
             .init(
                 status: 200, headers: ["Content-Type": "application/json", "Date": date],
-                body: Data(#"{"code":1001,"serverTime":1e300}"#.utf8))
+                body: Data(#"{"code":1001,"serverTime":\#(field)}"#.utf8))
         }
         for serverTime in [ClockCorrection.ServerTime.dateHeader, .field("serverTime")] {
             let client = NetworkClient(

@@ -313,7 +313,7 @@ import Testing
     }
 
     // `client.send(.download("f"))` does not compile (scripts/doc-examples checks that); the
-    // request inside a download endpoint, reached only from within the package, is refused too.
+    // request inside a download endpoint, which only the package can reach, is refused too.
     @Test("a download endpoint's request sent with send(_:) is refused clearly")
     func sendRefusesDownloads() async throws {
         let backend = try Backend()
