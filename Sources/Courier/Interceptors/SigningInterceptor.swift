@@ -40,7 +40,9 @@ public struct SigningInterceptor: Interceptor {
         /// parts (method, host, path, sorted query and form, body hash, timestamp, nonce) are
         /// there for a scheme that arranges them otherwise, and returns the signature as sent.
         /// An error it throws fails the request with ``NetworkError/Code/invalidRequest``,
-        /// before anything is sent.
+        /// before anything is sent. It runs synchronously, on every attempt: it must not wait for
+        /// the user (a key that needs a passcode), and an error it throws should not carry key
+        /// material, since the failure's description shows it.
         /// - Parameters:
         ///   - canonicalForm: The version of the canonical form; ``CanonicalRequest/Version/v2``
         ///     by default.
