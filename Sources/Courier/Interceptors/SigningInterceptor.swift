@@ -67,7 +67,7 @@ public struct SigningInterceptor: Interceptor {
         /// - Returns: The algorithm.
         public static func hmacSHA256(secret: Data, canonicalForm: CanonicalRequest.Version = .v2) -> Algorithm {
             Algorithm(canonicalForm: canonicalForm) { canonical in
-                HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), key: secret).hexString
+                Hashing.hmacSHA256(key: secret, message: Data(canonical.string.utf8)).hexString
             }
         }
 
@@ -93,7 +93,7 @@ public struct SigningInterceptor: Interceptor {
                     pairs.append("nonce=" + PercentEncoding.encode(canonical.nonce))
                 }
                 pairs.append("key=" + key)
-                return MD5.hash(Data(pairs.joined(separator: "&").utf8)).hexString
+                return Hashing.md5(Data(pairs.joined(separator: "&").utf8)).hexString
             }
         }
     }

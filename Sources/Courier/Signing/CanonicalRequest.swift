@@ -111,7 +111,7 @@ public struct CanonicalRequest: Sendable, Hashable {
         sortedParameters = Self.sorted(query + form)
         self.timestamp = timestamp
         self.nonce = nonce
-        bodyHash = SHA256.hash(body).hexString
+        bodyHash = Hashing.sha256(body).hexString
     }
 
     /// The lines of ``version`` joined with `\n` (no trailing newline): the text HMAC-SHA256 signs.

@@ -1,0 +1,141 @@
+import Foundation
+
+#if canImport(CommonCrypto)
+    import CommonCrypto
+#elseif canImport(Glibc)
+    import Glibc
+#endif
+
+/// SHA-256, HMAC-SHA256 and MD5 as signing uses them: the system's implementation where there is
+/// one (``SystemCrypto``), the pure-Swift code otherwise.
+package enum Hashing {
+    /// The SHA-256 digest of `data`.
+    package static func sha256(_ data: Data) -> [UInt8] { SystemCrypto.sha256(data) ?? SHA256.hash(data) }
+
+    /// The HMAC-SHA256 of `message` under `key`.
+    package static func hmacSHA256(key: Data, message: Data) -> [UInt8] {
+        SystemCrypto.hmacSHA256(key: key, message: message) ?? HMAC<SHA256>.authenticationCode(for: message, key: key)
+    }
+
+    /// The MD5 digest of `data` (legacy signing only).
+    package static func md5(_ data: Data) -> [UInt8] { SystemCrypto.md5(data) ?? MD5.hash(data) }
+}
+
+/// The system's SHA-256, HMAC-SHA256 and MD5: CommonCrypto on Apple platforms (SHA-256 and HMAC;
+/// its MD5 is deprecated there), libcrypto on Linux, loaded at run time as libcurl is (the
+/// OpenSSL 3 or 1.1 that every machine with libcurl has). Each returns `nil` where there is none,
+/// or for an input it cannot take (over 4 GB for CommonCrypto's SHA-256); the pure-Swift code is
+/// then used, and is the reference the tests compare these with.
+package enum SystemCrypto {
+    /// Whether a system implementation was found.
+    package static var isAvailable: Bool {
+        #if canImport(CommonCrypto)
+            true
+        #elseif canImport(Glibc)
+            LibCrypto.shared != nil
+        #else
+            false
+        #endif
+    }
+
+    package static func sha256(_ data: Data) -> [UInt8]? {
+        #if canImport(CommonCrypto)
+            guard let length = CC_LONG(exactly: data.count) else { return nil }
+            var digest = [UInt8](repeating: 0, count: Int(CC_SHA256_DIGEST_LENGTH))
+            data.withNonNullBytes { bytes in _ = CC_SHA256(bytes, length, &digest) }
+            return digest
+        #elseif canImport(Glibc)
+            guard let crypto = LibCrypto.shared else { return nil }
+            var digest = [UInt8](repeating: 0, count: 32)
+            let done = data.withNonNullBytes { bytes in crypto.sha256(bytes, data.count, &digest) != nil }
+            return done ? digest : nil
+        #else
+            return nil
+        #endif
+    }
+
+    package static func hmacSHA256(key: Data, message: Data) -> [UInt8]? {
+        #if canImport(CommonCrypto)
+            var code = [UInt8](repeating: 0, count: Int(CC_SHA256_DIGEST_LENGTH))
+            key.withNonNullBytes { keyBytes in
+                message.withNonNullBytes { bytes in
+                    CCHmac(CCHmacAlgorithm(kCCHmacAlgSHA256), keyBytes, key.count, bytes, message.count, &code)
+                }
+            }
+            return code
+        #elseif canImport(Glibc)
+            guard let crypto = LibCrypto.shared, let keyLength = Int32(exactly: key.count),
+                let sha256 = crypto.evpSHA256()
+            else { return nil }
+            var code = [UInt8](repeating: 0, count: 32)
+            var length: UInt32 = 0
+            let done = key.withNonNullBytes { keyBytes in
+                message.withNonNullBytes { bytes in
+                    crypto.hmac(sha256, keyBytes, keyLength, bytes, message.count, &code, &length) != nil
+                }
+            }
+            return done && length == 32 ? code : nil
+        #else
+            return nil
+        #endif
+    }
+
+    package static func md5(_ data: Data) -> [UInt8]? {
+        #if canImport(Glibc) && !canImport(CommonCrypto)
+            guard let crypto = LibCrypto.shared else { return nil }
+            var digest = [UInt8](repeating: 0, count: 16)
+            let done = data.withNonNullBytes { bytes in crypto.md5(bytes, data.count, &digest) != nil }
+            return done ? digest : nil
+        #else
+            return nil
+        #endif
+    }
+}
+
+extension Data {
+    /// Runs `body` with a pointer to the bytes that is never null (one to a zero byte when there
+    /// are none), as C digest functions want.
+    fileprivate func withNonNullBytes<Result>(_ body: (UnsafePointer<UInt8>) -> Result) -> Result {
+        if isEmpty {
+            var zero: UInt8 = 0
+            return body(&zero)
+        }
+        return withUnsafeBytes { body($0.bindMemory(to: UInt8.self).baseAddress!) }
+    }
+}
+
+#if canImport(Glibc) && !canImport(CommonCrypto)
+    /// libcrypto's one-shot digest functions, looked up once.
+    private struct LibCrypto: @unchecked Sendable {
+        typealias Digest =
+            @convention(c) (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?) ->
+            UnsafeMutablePointer<UInt8>?
+        typealias MessageDigest = @convention(c) () -> OpaquePointer?
+        typealias Authenticate =
+            @convention(c) (
+                OpaquePointer?, UnsafeRawPointer?, Int32, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?,
+                UnsafeMutablePointer<UInt32>?
+            ) -> UnsafeMutablePointer<UInt8>?
+
+        let sha256: Digest
+        let md5: Digest
+        let evpSHA256: MessageDigest
+        let hmac: Authenticate
+
+        /// `nil` when no libcrypto with these functions can be loaded.
+        static let shared: LibCrypto? = {
+            guard
+                let library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL)
+                    ?? dlopen("libcrypto.so.1.1", RTLD_NOW | RTLD_LOCAL)
+            else { return nil }
+            func symbol<T>(_ name: String, as type: T.Type) -> T? {
+                dlsym(library, name).map { unsafeBitCast($0, to: type) }
+            }
+            guard let sha256 = symbol("SHA256", as: Digest.self), let md5 = symbol("MD5", as: Digest.self),
+                let evpSHA256 = symbol("EVP_sha256", as: MessageDigest.self),
+                let hmac = symbol("HMAC", as: Authenticate.self)
+            else { return nil }
+            return LibCrypto(sha256: sha256, md5: md5, evpSHA256: evpSHA256, hmac: hmac)
+        }()
+    }
+#endif

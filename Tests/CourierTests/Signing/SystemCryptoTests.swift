@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// The system's digests (libcrypto here) against the pure-Swift reference, byte for byte.
+@Suite struct SystemCryptoTests {
+    static let lengths = [0, 1, 3, 55, 56, 63, 64, 65, 127, 128, 1000, 100_003]
+
+    @Test("libcrypto is found on Linux (libcurl's machines have it)")
+    func available() {
+        #expect(SystemCrypto.isAvailable)
+    }
+
+    @Test("SHA-256, MD5 and HMAC-SHA256 agree with the pure-Swift code on every length and key size")
+    func agreeWithReference() throws {
+        for length in Self.lengths {
+            let data = patternedBytes(length, seed: UInt64(length) + 1)
+            #expect(try #require(SystemCrypto.sha256(data)) == SHA256.hash(data), "SHA-256 of \(length) bytes")
+            #expect(try #require(SystemCrypto.md5(data)) == MD5.hash(data), "MD5 of \(length) bytes")
+            for keyLength in [0, 1, 32, 64, 65, 200] {
+                let key = patternedBytes(keyLength, seed: UInt64(keyLength) + 99)
+                let system = try #require(SystemCrypto.hmacSHA256(key: key, message: data))
+                #expect(
+                    system == HMAC<SHA256>.authenticationCode(for: data, key: key),
+                    "HMAC-SHA256 of \(length) bytes under a \(keyLength)-byte key")
+            }
+        }
+    }
+
+    @Test("RFC 4231 test case 2 through the signing path")
+    func rfc4231() {
+        let code = Hashing.hmacSHA256(key: Data("Jefe".utf8), message: Data("what do ya want for nothing?".utf8))
+        #expect(code.hexString == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+}
