@@ -39,7 +39,9 @@ public enum PercentEncoding {
                 output.append(utf8[index])
             } else {
                 let byte = utf8[index]
-                output.append(contentsOf: [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]])
+                output.append(UInt8(ascii: "%"))
+                output.append(hexDigits[Int(byte >> 4)])
+                output.append(hexDigits[Int(byte & 0x0F)])
             }
         }
         return String(decoding: output, as: UTF8.self)

@@ -34,3 +34,18 @@ import Testing
         #expect(code.hexString == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 }
+
+/// The nonce the signing layer makes.
+@Suite struct NonceTests {
+    @Test("a nonce is 32 lower-case hex digits, and 10,000 of them never repeat and use every digit")
+    func nonces() {
+        let nonces = (0..<10_000).map { _ in SigningInterceptor.randomNonce() }
+        #expect(nonces.allSatisfy { $0.count == 32 && $0.allSatisfy { "0123456789abcdef".contains($0) } })
+        #expect(Set(nonces).count == nonces.count)
+        // Every position takes every digit: no byte is left constant.
+        for position in 0..<32 {
+            let digits = Set(nonces.map { $0[$0.index($0.startIndex, offsetBy: position)] })
+            #expect(digits.count == 16, "position \(position)")
+        }
+    }
+}
