@@ -22,8 +22,8 @@ package enum Hashing {
 }
 
 /// The system's SHA-256, HMAC-SHA256 and MD5: CommonCrypto on Apple platforms (SHA-256 and HMAC;
-/// its MD5 is deprecated there), libcrypto on Linux, loaded at run time as libcurl is (the
-/// OpenSSL 3 or 1.1 that every machine with libcurl has). Each returns `nil` where there is none,
+/// its MD5 is deprecated there), libcrypto on Linux with Glibc, loaded at run time as libcurl is
+/// (OpenSSL 3 or 1.1, when the machine has one). Each returns `nil` where there is none,
 /// or for an input it cannot take (over 4 GB for CommonCrypto's SHA-256); the pure-Swift code is
 /// then used, and is the reference the tests compare these with.
 package enum SystemCrypto {
@@ -124,9 +124,11 @@ extension Data {
 
         /// `nil` when no libcrypto with these functions can be loaded.
         static let shared: LibCrypto? = {
+            // One already loaded (libcurl's) first, so the process does not hold two.
+            let names = ["libcrypto.so.3", "libcrypto.so.1.1"]
             guard
-                let library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL)
-                    ?? dlopen("libcrypto.so.1.1", RTLD_NOW | RTLD_LOCAL)
+                let library = names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) }).first
+                    ?? names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first
             else { return nil }
             func symbol<T>(_ name: String, as type: T.Type) -> T? {
                 dlsym(library, name).map { unsafeBitCast($0, to: type) }
