@@ -13,22 +13,8 @@ import Testing
         CancellationWave.route(on: backend.server, path: "/v1/item")
         let client = backend.client
         // 25 waves of 16, so cancellations land before sending, mid-flight and near the end.
-        // A request's life follows the machine's load (with the whole suite running, Linux
-        // URLSession can take far longer than 12 ms to start one), so the window of cancel
-        // moments follows what the last wave saw: wider when none succeeded, narrower when none
-        // was cancelled.
-        var outcomes: [String: Int] = [:]
-        var window = 12_000
-        for _ in 0..<25 {
-            let wave = await CancellationWave.run(
-                client, path: "item", size: 16, delays: 0...6, cancelWithin: 0...window)
-            outcomes.merge(wave, uniquingKeysWith: +)
-            if wave["success", default: 0] == 0 {
-                window = min(window * 2, 2_000_000)
-            } else if wave["cancelled", default: 0] == 0 {
-                window = max(window / 2, 1_000)
-            }
-        }
+        let (outcomes, window) = await CancellationWave.storm(
+            client, path: "item", waves: 25, size: 16, delays: 0...6, startWindow: 12_000)
         #expect(outcomes.values.reduce(0, +) == 400)
         #expect(Set(outcomes.keys).isSubset(of: ["success", "cancelled"]), "\(outcomes)")
         // The random plan covers both sides of the race, and cancellations that hit the wire.

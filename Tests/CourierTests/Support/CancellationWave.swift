@@ -39,4 +39,26 @@ enum CancellationWave {
             return await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
         }
     }
+
+    /// Runs `waves` waves of `size` and adds up their outcomes. A request's life follows the
+    /// machine's load (with the whole suite or a sanitizer running, a request can take far longer
+    /// than usual to start), so the window of cancel moments follows what the last wave saw:
+    /// wider when none succeeded, narrower when none was cancelled. Both sides of the race are
+    /// then covered however fast the machine is.
+    static func storm(
+        _ client: NetworkClient, path: String, waves: Int, size: Int, delays: ClosedRange<Int>, startWindow: Int
+    ) async -> (outcomes: [String: Int], lastWindow: Int) {
+        var outcomes: [String: Int] = [:]
+        var window = startWindow
+        for _ in 0..<waves {
+            let wave = await run(client, path: path, size: size, delays: delays, cancelWithin: 0...window)
+            outcomes.merge(wave, uniquingKeysWith: +)
+            if wave["success", default: 0] == 0 {
+                window = min(window * 2, 2_000_000)
+            } else if wave["cancelled", default: 0] == 0 {
+                window = max(window / 2, 1_000)
+            }
+        }
+        return (outcomes, window)
+    }
 }
