@@ -26,6 +26,16 @@ struct Measurement: Codable {
             scenario: scenario, detail: detail, unit: unit, courier: courier, baseline: baseline, ratio: ratio,
             target: minimum.map { "≥ \(String(format: "%.3f", $0))" }, meetsTarget: minimum.map { ratio >= $0 } ?? true)
     }
+
+    /// A cost with a budget of its own (no baseline to run): `value` must stay at or under
+    /// `maximum`, which is shown as the baseline; the ratio is `maximum / value`.
+    static func budget(_ scenario: String, _ detail: String, unit: String, value: Double, maximum: Double)
+        -> Measurement
+    {
+        Measurement(
+            scenario: scenario, detail: detail, unit: unit, courier: value, baseline: maximum, ratio: maximum / value,
+            target: "≤ \(Report.format(maximum)) \(unit)", meetsTarget: value <= maximum)
+    }
 }
 
 /// Runs A and B alternately (A B A B …) after a warm-up and keeps the median of each, so drift

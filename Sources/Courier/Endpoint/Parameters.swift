@@ -31,7 +31,23 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
         }
 
         /// The pair as it goes on the wire.
-        var encoded: String { written ?? PercentEncoding.encode(name) + "=" + PercentEncoding.encode(value) }
+        var encoded: String {
+            if let written { return written }
+            var bytes: [UInt8] = []
+            appendEncoded(to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+
+        /// Appends the pair as it goes on the wire to `bytes`.
+        func appendEncoded(to bytes: inout [UInt8]) {
+            if let written {
+                bytes.append(contentsOf: written.utf8)
+            } else {
+                PercentEncoding.append(name, to: &bytes)
+                bytes.append(UInt8(ascii: "="))
+                PercentEncoding.append(value, to: &bytes)
+            }
+        }
 
         /// Whether both have the same name and value (however each was written).
         public static func == (lhs: Item, rhs: Item) -> Bool { lhs.name == rhs.name && lhs.value == rhs.value }
@@ -88,7 +104,14 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// The parameters encoded as `name=value&name=value`, each name and value percent-encoded
     /// with ``PercentEncoding/encode(_:)``. This is the URL query and the form body. A pair
     /// ``decoding(_:)`` could not decode without loss keeps the text it was written with.
-    public var encoded: String { items.map(\.encoded).joined(separator: "&") }
+    public var encoded: String {
+        var bytes: [UInt8] = []
+        for (index, item) in items.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: "&")) }
+            item.appendEncoded(to: &bytes)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// Parses `a=1&b=2` (an encoded query or form body) into parameters, percent-decoding each
     /// name and value. `+` is kept as a literal plus (RFC 3986), not read as a space.

@@ -12,9 +12,25 @@ public enum PercentEncoding {
     /// - Parameter text: Unencoded text.
     /// - Returns: The encoded text.
     public static func encode(_ text: some StringProtocol) -> String {
-        let utf8 = Array(text.utf8)
-        if utf8.allSatisfy(isUnreserved) { return String(text) }
-        return escaping(utf8) { isUnreserved(utf8[$0]) }
+        // Most names and values need no escape: they are returned without a copy of their bytes.
+        if text.utf8.allSatisfy(isUnreserved) { return String(text) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count * 3)
+        append(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the encoding of `text` (as ``encode(_:)`` writes it) to `bytes`.
+    static func append(_ text: some StringProtocol, to bytes: inout [UInt8]) {
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
     }
 
     /// Percent-encodes text that is already URL syntax (an endpoint path): keeps `/`, the
@@ -32,19 +48,23 @@ public enum PercentEncoding {
 
     /// Escapes every byte at an index for which `keep` is false.
     private static func escaping(_ utf8: [UInt8], keep: (Int) -> Bool) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(utf8.count * 3)
-        for index in utf8.indices {
-            if keep(index) {
-                output.append(utf8[index])
-            } else {
+        // Written straight into the string's storage: at most three bytes for each byte.
+        String(unsafeUninitializedCapacity: utf8.count * 3) { output in
+            var count = 0
+            for index in utf8.indices {
                 let byte = utf8[index]
-                output.append(UInt8(ascii: "%"))
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0F)])
+                if keep(index) {
+                    output[count] = byte
+                    count += 1
+                } else {
+                    output[count] = UInt8(ascii: "%")
+                    output[count + 1] = hexDigits[Int(byte >> 4)]
+                    output[count + 2] = hexDigits[Int(byte & 0x0F)]
+                    count += 3
+                }
             }
+            return count
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Decodes `%XX` escapes. Other characters are kept as they are, `+` included; a malformed

@@ -62,14 +62,17 @@ extension Parameters {
     /// These parameters with `added` merged in: appended after those of other names, and either
     /// dropped or replacing earlier ones where a name is already here.
     fileprivate func merging(_ added: Parameters, _ merge: HTTPRequest.ParameterMerge) -> Parameters {
-        var result = self
+        // One new list, sized once (signing merges its timestamp and nonce into every request).
+        var items: [Item] = []
+        items.reserveCapacity(self.items.count + added.items.count)
         switch merge {
         case .keepExisting:
-            result.items.append(contentsOf: added.items.filter { self[$0.name] == nil })
+            items += self.items
+            items += added.items.lazy.filter { self[$0.name] == nil }
         case .replaceExisting:
-            result.items.removeAll { added[$0.name] != nil }
-            result.items.append(contentsOf: added.items)
+            items += self.items.lazy.filter { added[$0.name] == nil }
+            items += added.items
         }
-        return result
+        return Parameters(items)
     }
 }

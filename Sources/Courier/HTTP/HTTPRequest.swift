@@ -142,9 +142,25 @@ public struct HTTPRequest: Sendable {
     /// The percent-encoded path that goes on the wire (`/` when empty): the path of
     /// ``wireURL()``, which is what a signature covers.
     var wirePath: String {
-        let sent = (try? unqueriedWireURL()) ?? url
-        let path = URLComponents(url: sent, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
-        return path.isEmpty ? "/" : path
+        var text = ((try? unqueriedWireURL()) ?? url).absoluteString
+        // Read from the URL's text, as libcurl sends it: after `scheme://authority` (which holds
+        // no `/`, `?` or `#`), up to the query or fragment.
+        return text.withUTF8 { bytes in
+            let slash = UInt8(ascii: "/")
+            let isEnd = { (byte: UInt8) in byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") }
+            var index = 0
+            while index + 2 < bytes.count,
+                !(bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == slash && bytes[index + 2] == slash)
+            {
+                index += 1
+            }
+            index += 3
+            while index < bytes.count, bytes[index] != slash, !isEnd(bytes[index]) { index += 1 }
+            guard index < bytes.count, bytes[index] == slash else { return "/" }
+            var end = index
+            while end < bytes.count, !isEnd(bytes[end]) { end += 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)
+        }
     }
 
     /// ``url`` with dot-segments removed from its path. The path is replaced as text, so the

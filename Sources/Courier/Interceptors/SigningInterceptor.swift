@@ -201,10 +201,7 @@ public struct SigningInterceptor: Interceptor {
 
     /// 128 random bits as 32 lower-case hex digits.
     @Sendable public static func randomNonce() -> String {
-        // Two draws of 64 bits, not sixteen of 8: each draw is a system call.
-        var generator = SystemRandomNumberGenerator()
-        let (high, low) = (generator.next(), generator.next())
-        return (0..<16).map { UInt8(truncatingIfNeeded: ($0 < 8 ? high : low) >> (8 * UInt64($0 % 8))) }.hexString
+        SystemCrypto.randomBytes(16).hexString
     }
 }
 

@@ -104,14 +104,15 @@ public struct CanonicalRequest: Sendable, Hashable {
         case .json(let data), .data(let data, _): body = data
         case .none, .file: break
         }
-        let query = request.query.items.filter { $0.name != excluding }
-        form.removeAll { $0.name == excluding }
-        sortedQuery = Self.sorted(query)
-        sortedForm = Self.sorted(form)
-        sortedParameters = Self.sorted(query + form)
+        // Every parameter is encoded once into one buffer and the lot sorted once; each list
+        // takes its pairs from there.
+        let pairs = SortedPairs(query: request.query.items, form: form, excluding: excluding)
+        sortedQuery = pairs.joined(inQuery: true)
+        sortedForm = pairs.joined(inQuery: false)
+        sortedParameters = form.isEmpty ? sortedQuery : pairs.joined(inQuery: nil)
         self.timestamp = timestamp
         self.nonce = nonce
-        bodyHash = Hashing.sha256(body).hexString
+        bodyHash = body.isEmpty ? Self.emptyBodyHash : Hashing.sha256(body).hexString
     }
 
     /// The lines of ``version`` joined with `\n` (no trailing newline): the text HMAC-SHA256 signs.
@@ -120,21 +121,23 @@ public struct CanonicalRequest: Sendable, Hashable {
             version == .v1
             ? [method, path, sortedParameters, timestamp, nonce, bodyHash]
             : ["COURIER-V2", method, host, path, sortedQuery, sortedForm, bodyHash, timestamp, nonce]
-        return lines.joined(separator: "\n")
+        var text = ""
+        text.reserveCapacity(lines.reduce(lines.count) { $0 + $1.utf8.count })
+        for (index, line) in lines.enumerated() {
+            if index > 0 { text.append("\n") }
+            text.append(line)
+        }
+        return text
     }
 
-    /// Parameters as `name=value`, percent-encoded as on the wire, sorted by their bytes.
-    private static func sorted(_ items: [Parameters.Item]) -> String {
-        items.map(\.encoded)
-            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            .joined(separator: "&")
-    }
+    /// The SHA-256 of no bytes, which most requests sign (no body, a form, a file).
+    private static let emptyBodyHash = Hashing.sha256(Data()).hexString
 
     /// The `Host` header value libcurl sends for `url`, lower-cased: the port only when it is not
     /// the scheme's default, an IPv6 address in brackets.
     private static func host(of url: URL) -> String {
         guard var host = url.host?.lowercased(), !host.isEmpty else { return "" }
-        if host.contains(":"), !host.hasPrefix("[") { host = "[" + host + "]" }
+        if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") { host = "[" + host + "]" }
         let defaultPort: Int? =
             switch url.scheme?.lowercased() {
             case "http": 80
@@ -143,5 +146,63 @@ public struct CanonicalRequest: Sendable, Hashable {
             }
         if let port = url.port, port != defaultPort { host += ":\(port)" }
         return host
+    }
+}
+
+/// The query and form parameters of a request as `name=value` pairs, percent-encoded as on the
+/// wire, in one buffer, sorted by their bytes.
+private struct SortedPairs {
+    private var bytes: [UInt8] = []
+    private var pairs: [(range: Range<Int>, inQuery: Bool)] = []
+
+    /// The pairs of `query` and `form` but those named `excluding`.
+    init(query: [Parameters.Item], form: [Parameters.Item], excluding: String?) {
+        let items = [(query, true), (form, false)]
+        // Three bytes for each byte at most (an escape), and the `=`.
+        bytes.reserveCapacity(
+            items.reduce(0) { $0 + $1.0.reduce(0) { $0 + 3 * ($1.name.utf8.count + $1.value.utf8.count) + 1 } })
+        pairs.reserveCapacity(query.count + form.count)
+        for (list, inQuery) in items {
+            for item in list where item.name != excluding {
+                let start = bytes.count
+                item.appendEncoded(to: &bytes)
+                pairs.append((start..<bytes.count, inQuery))
+            }
+        }
+        bytes.withUnsafeBufferPointer { buffer in
+            pairs.sort { Self.precedes(buffer, $0.range, $1.range) }
+        }
+    }
+
+    /// The pairs of the query (`true`), the form (`false`) or both (`nil`) joined with `&`.
+    func joined(inQuery: Bool?) -> String {
+        let chosen = pairs.filter { inQuery == nil || $0.inQuery == inQuery }
+        let length = chosen.reduce(max(chosen.count - 1, 0)) { $0 + $1.range.count }
+        return bytes.withUnsafeBufferPointer { buffer in
+            String(unsafeUninitializedCapacity: length) { text in
+                var count = 0
+                for (index, pair) in chosen.enumerated() {
+                    if index > 0 {
+                        text[count] = UInt8(ascii: "&")
+                        count += 1
+                    }
+                    for offset in pair.range {
+                        text[count] = buffer[offset]
+                        count += 1
+                    }
+                }
+                return count
+            }
+        }
+    }
+
+    /// Whether the bytes in `lhs` sort before those in `rhs`.
+    private static func precedes(_ buffer: UnsafeBufferPointer<UInt8>, _ lhs: Range<Int>, _ rhs: Range<Int>) -> Bool {
+        let common = min(lhs.count, rhs.count)
+        if common > 0, let base = buffer.baseAddress {
+            let order = memcmp(base + lhs.lowerBound, base + rhs.lowerBound, common)
+            if order != 0 { return order < 0 }
+        }
+        return lhs.count < rhs.count
     }
 }

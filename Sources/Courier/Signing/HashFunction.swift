@@ -119,12 +119,15 @@ struct BlockBuffer: Sendable {
 extension Sequence where Element == UInt8 {
     /// The bytes as lower-case hexadecimal.
     package var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in self {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        let bytes = Array(self)
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = lowerHexDigits[Int(byte >> 4)]
+                text[2 * index + 1] = lowerHexDigits[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
         }
-        return String(decoding: text, as: UTF8.self)
     }
 }
+
+private let lowerHexDigits = Array("0123456789abcdef".utf8)

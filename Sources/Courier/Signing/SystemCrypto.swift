@@ -21,7 +21,7 @@ package enum Hashing {
     package static func md5(_ data: Data) -> [UInt8] { SystemCrypto.md5(data) ?? MD5.hash(data) }
 }
 
-/// The system's SHA-256, HMAC-SHA256 and MD5: CommonCrypto on Apple platforms (SHA-256 and HMAC;
+/// The system's SHA-256, HMAC-SHA256, MD5 and random bytes: CommonCrypto on Apple platforms (SHA-256 and HMAC;
 /// its MD5 is deprecated there), libcrypto on Linux with Glibc, loaded at run time as libcurl is
 /// (OpenSSL 3 or 1.1, when the machine has one). Each returns `nil` where there is none,
 /// or for an input it cannot take (over 4 GB for CommonCrypto's SHA-256); the pure-Swift code is
@@ -80,6 +80,36 @@ package enum SystemCrypto {
         #endif
     }
 
+    /// `count` random bytes: libcrypto's generator where there is one (it draws from the kernel
+    /// and reseeds itself, after a fork too, without a system call per draw), the standard
+    /// generator otherwise (on Apple platforms it makes no system call either).
+    package static func randomBytes(_ count: Int) -> [UInt8] {
+        libCryptoRandomBytes(count) ?? standardRandomBytes(count)
+    }
+
+    /// `count` bytes from libcrypto's `RAND_bytes`; `nil` without it.
+    static func libCryptoRandomBytes(_ count: Int) -> [UInt8]? {
+        #if canImport(Glibc) && !canImport(CommonCrypto)
+            guard let random = LibCrypto.shared?.random, let length = Int32(exactly: count) else { return nil }
+            var bytes = [UInt8](repeating: 0, count: count)
+            return random(&bytes, length) == 1 ? bytes : nil
+        #else
+            return nil
+        #endif
+    }
+
+    /// `count` bytes from the standard generator, drawn 64 bits at a time (on Linux each draw
+    /// is a system call).
+    static func standardRandomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
+        }
+        return Array(bytes.prefix(count))
+    }
+
     package static func md5(_ data: Data) -> [UInt8]? {
         #if canImport(Glibc) && !canImport(CommonCrypto)
             guard let crypto = LibCrypto.shared else { return nil }
@@ -111,6 +141,7 @@ extension Data {
             @convention(c) (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?) ->
             UnsafeMutablePointer<UInt8>?
         typealias MessageDigest = @convention(c) () -> OpaquePointer?
+        typealias Random = @convention(c) (UnsafeMutablePointer<UInt8>?, Int32) -> Int32
         typealias Authenticate =
             @convention(c) (
                 OpaquePointer?, UnsafeRawPointer?, Int32, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?,
@@ -121,6 +152,8 @@ extension Data {
         let md5: Digest
         let evpSHA256: MessageDigest
         let hmac: Authenticate
+        /// `RAND_bytes`, if this libcrypto has it.
+        let random: Random?
 
         /// `nil` when no libcrypto with these functions can be loaded.
         static let shared: LibCrypto? = {
@@ -137,7 +170,8 @@ extension Data {
                 let evpSHA256 = symbol("EVP_sha256", as: MessageDigest.self),
                 let hmac = symbol("HMAC", as: Authenticate.self)
             else { return nil }
-            return LibCrypto(sha256: sha256, md5: md5, evpSHA256: evpSHA256, hmac: hmac)
+            let random = symbol("RAND_bytes", as: Random.self)
+            return LibCrypto(sha256: sha256, md5: md5, evpSHA256: evpSHA256, hmac: hmac, random: random)
         }()
     }
 #endif

@@ -67,4 +67,20 @@ import Testing
             query: ["q": "x y"])
         #expect(try request.wireURL().absoluteString == "https://User@API.Example.com:8443/a%2Fb/?q=x%20y")
     }
+
+    @Test(
+        "the signed path is the URL's path as written, read the way URLComponents reads it",
+        arguments: [
+            "http://h", "http://h?x=1", "http://h#f", "http://h/", "http://[::1]:8080/a?b", "http://[fe80::1%25en0]/p",
+            "http://u:p%40@h/a;b=c/d?x#y", "https://h/%E4%B8%AD/%20x", "http://h/a:b@c/d", "http://h:80/?a/b",
+            "https://h/a/b/../c?x=/y", "http://h/a%2F..%2Fb",
+        ])
+    func pathAsURLComponentsReadsIt(text: String) throws {
+        let url = try #require(URL(string: text))
+        let request = HTTPRequest(method: .get, url: url)
+        let canonical = CanonicalRequest(request, version: .v2, timestamp: "1", nonce: "n")
+        let wire = try request.wireURL()
+        let path = try #require(URLComponents(url: wire, resolvingAgainstBaseURL: false)).percentEncodedPath
+        #expect(canonical.path == (path.isEmpty ? "/" : path))
+    }
 }

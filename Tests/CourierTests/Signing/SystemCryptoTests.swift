@@ -48,22 +48,45 @@ import Testing
     }
 }
 
-/// The nonce the signing layer makes.
+/// The nonce the signing layer makes, and the random bytes behind it.
 @Suite struct NonceTests {
-    @Test("a nonce is 32 lower-case hex digits, and 10,000 of them never repeat and use every digit")
-    func nonces() {
-        let nonces = (0..<10_000).map { _ in SigningInterceptor.randomNonce() }
+    /// The two sources of random bytes, as 16-byte nonces.
+    static let sources: [(String, @Sendable () -> String?)] = [
+        ("libcrypto", { SystemCrypto.libCryptoRandomBytes(16)?.hexString }),
+        ("standard generator", { SystemCrypto.standardRandomBytes(16).hexString }),
+        ("the signing layer's nonce", { SigningInterceptor.randomNonce() }),
+    ]
+
+    @Test("libcrypto's generator is used on a Linux machine that has it", .enabled(if: SystemCryptoTests.hasLibCrypto))
+    func libCryptoAvailable() {
+        #expect(SystemCrypto.libCryptoRandomBytes(16)?.count == 16)
+        #expect(SystemCrypto.libCryptoRandomBytes(0) == [])
+    }
+
+    @Test("the standard generator gives any count of bytes, not only whole 64-bit draws")
+    func standardCounts() {
+        for count in [0, 1, 7, 8, 9, 16, 33] { #expect(SystemCrypto.standardRandomBytes(count).count == count) }
+    }
+
+    @Test(
+        "a nonce is 32 lower-case hex digits, and 10,000 of them never repeat and use every digit",
+        arguments: 0..<sources.count)
+    func nonces(source: Int) throws {
+        let (name, draw) = Self.sources[source]
+        guard draw() != nil else { return }  // no libcrypto here: the test above says whether that is right
+        let nonces = (0..<10_000).compactMap { _ in draw() }
+        #expect(nonces.count == 10_000, "\(name)")
         #expect(nonces.allSatisfy { $0.count == 32 && $0.allSatisfy { "0123456789abcdef".contains($0) } })
-        #expect(Set(nonces).count == nonces.count)
-        // The two 64-bit halves are two draws, and no half is one byte repeated.
-        #expect(nonces.allSatisfy { $0.prefix(16) != $0.suffix(16) })
+        #expect(Set(nonces).count == nonces.count, "\(name)")
+        // The two 64-bit halves differ, and no half is one byte repeated.
+        #expect(nonces.allSatisfy { $0.prefix(16) != $0.suffix(16) }, "\(name)")
         #expect(
             !nonces.contains { nonce in [nonce.prefix(16), nonce.suffix(16)].contains { Set($0.chunked2()).count == 1 }
-            })
+            }, "\(name)")
         // Every position takes every digit: no byte is left constant.
         for position in 0..<32 {
             let digits = Set(nonces.map { $0[$0.index($0.startIndex, offsetBy: position)] })
-            #expect(digits.count == 16, "position \(position)")
+            #expect(digits.count == 16, "\(name), position \(position)")
         }
     }
 }
