@@ -32,21 +32,29 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
 
         /// The pair as it goes on the wire.
         var encoded: String {
-            if let written { return written }
-            var bytes: [UInt8] = []
-            appendEncoded(to: &bytes)
-            return String(decoding: bytes, as: UTF8.self)
+            written ?? String(unsafeUninitializedCapacity: maximumEncodedCount) { writeEncoded(to: $0, at: 0) }
         }
 
-        /// Appends the pair as it goes on the wire to `bytes`.
-        func appendEncoded(to bytes: inout [UInt8]) {
-            if let written {
-                bytes.append(contentsOf: written.utf8)
-            } else {
-                PercentEncoding.append(name, to: &bytes)
-                bytes.append(UInt8(ascii: "="))
-                PercentEncoding.append(value, to: &bytes)
+        /// The most bytes ``encoded`` can take.
+        var maximumEncodedCount: Int {
+            written?.utf8.count
+                ?? PercentEncoding.maximumEncodedCount(name) + 1 + PercentEncoding.maximumEncodedCount(value)
+        }
+
+        /// Writes the pair as it goes on the wire into `output` from `offset`, which has room for
+        /// ``maximumEncodedCount`` bytes there, and returns the offset after it.
+        func writeEncoded(to output: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+            guard let written else {
+                let equals = PercentEncoding.write(name, to: output, at: offset)
+                output[equals] = UInt8(ascii: "=")
+                return PercentEncoding.write(value, to: output, at: equals + 1)
             }
+            var count = offset
+            for byte in written.utf8 {
+                output[count] = byte
+                count += 1
+            }
+            return count
         }
 
         /// Whether both have the same name and value (however each was written).
@@ -105,12 +113,18 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// with ``PercentEncoding/encode(_:)``. This is the URL query and the form body. A pair
     /// ``decoding(_:)`` could not decode without loss keeps the text it was written with.
     public var encoded: String {
-        var bytes: [UInt8] = []
-        for (index, item) in items.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: "&")) }
-            item.appendEncoded(to: &bytes)
+        let capacity = items.reduce(items.count) { $0 + $1.maximumEncodedCount }
+        return String(unsafeUninitializedCapacity: capacity) { output in
+            var count = 0
+            for (index, item) in items.enumerated() {
+                if index > 0 {
+                    output[count] = UInt8(ascii: "&")
+                    count += 1
+                }
+                count = item.writeEncoded(to: output, at: count)
+            }
+            return count
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses `a=1&b=2` (an encoded query or form body) into parameters, percent-decoding each

@@ -14,23 +14,30 @@ public enum PercentEncoding {
     public static func encode(_ text: some StringProtocol) -> String {
         // Most names and values need no escape: they are returned without a copy of their bytes.
         if text.utf8.allSatisfy(isUnreserved) { return String(text) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count * 3)
-        append(text, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        return String(unsafeUninitializedCapacity: maximumEncodedCount(text)) { write(text, to: $0, at: 0) }
     }
 
-    /// Appends the encoding of `text` (as ``encode(_:)`` writes it) to `bytes`.
-    static func append(_ text: some StringProtocol, to bytes: inout [UInt8]) {
+    /// The most bytes the encoding of `text` can take: three for each byte.
+    static func maximumEncodedCount(_ text: some StringProtocol) -> Int { text.utf8.count * 3 }
+
+    /// Writes the encoding of `text` (as ``encode(_:)`` writes it) into `output` from `offset`,
+    /// which has room for ``maximumEncodedCount(_:)`` bytes there, and returns the offset after it.
+    static func write(_ text: some StringProtocol, to output: UnsafeMutableBufferPointer<UInt8>, at offset: Int)
+        -> Int
+    {
+        var count = offset
         for byte in text.utf8 {
             if isUnreserved(byte) {
-                bytes.append(byte)
+                output[count] = byte
+                count += 1
             } else {
-                bytes.append(UInt8(ascii: "%"))
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0x0F)])
+                output[count] = UInt8(ascii: "%")
+                output[count + 1] = hexDigits[Int(byte >> 4)]
+                output[count + 2] = hexDigits[Int(byte & 0x0F)]
+                count += 3
             }
         }
+        return count
     }
 
     /// Percent-encodes text that is already URL syntax (an endpoint path): keeps `/`, the

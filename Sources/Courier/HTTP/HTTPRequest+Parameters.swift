@@ -68,9 +68,9 @@ extension Parameters {
         switch merge {
         case .keepExisting:
             items += self.items
-            items += added.items.lazy.filter { self[$0.name] == nil }
+            for item in added.items where self[item.name] == nil { items.append(item) }
         case .replaceExisting:
-            items += self.items.lazy.filter { added[$0.name] == nil }
+            for item in self.items where added[item.name] == nil { items.append(item) }
             items += added.items
         }
         return Parameters(items)

@@ -67,7 +67,9 @@ public struct SigningInterceptor: Interceptor {
         /// - Returns: The algorithm.
         public static func hmacSHA256(secret: Data, canonicalForm: CanonicalRequest.Version = .v2) -> Algorithm {
             Algorithm(canonicalForm: canonicalForm) { canonical in
-                Hashing.hmacSHA256(key: secret, message: Data(canonical.string.utf8)).hexString
+                var text = canonical.string
+                // Copied from the string's storage in one piece, not byte by byte through its view.
+                return Hashing.hmacSHA256(key: secret, message: text.withUTF8 { Data($0) }).hexString
             }
         }
 

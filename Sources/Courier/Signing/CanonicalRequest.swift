@@ -152,26 +152,29 @@ public struct CanonicalRequest: Sendable, Hashable {
 /// The query and form parameters of a request as `name=value` pairs, percent-encoded as on the
 /// wire, in one buffer, sorted by their bytes.
 private struct SortedPairs {
-    private var bytes: [UInt8] = []
-    private var pairs: [(range: Range<Int>, inQuery: Bool)] = []
+    private let bytes: [UInt8]
+    private let pairs: [(range: Range<Int>, inQuery: Bool)]
 
     /// The pairs of `query` and `form` but those named `excluding`.
     init(query: [Parameters.Item], form: [Parameters.Item], excluding: String?) {
         let items = [(query, true), (form, false)]
-        // Three bytes for each byte at most (an escape), and the `=`.
-        bytes.reserveCapacity(
-            items.reduce(0) { $0 + $1.0.reduce(0) { $0 + 3 * ($1.name.utf8.count + $1.value.utf8.count) + 1 } })
+        let capacity = items.reduce(0) { $0 + $1.0.reduce(0) { $0 + $1.maximumEncodedCount } }
+        var pairs: [(range: Range<Int>, inQuery: Bool)] = []
         pairs.reserveCapacity(query.count + form.count)
-        for (list, inQuery) in items {
-            for item in list where item.name != excluding {
-                let start = bytes.count
-                item.appendEncoded(to: &bytes)
-                pairs.append((start..<bytes.count, inQuery))
+        bytes = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
+            count = 0
+            for (list, inQuery) in items {
+                for item in list where item.name != excluding {
+                    let start = count
+                    count = item.writeEncoded(to: output, at: count)
+                    pairs.append((start..<count, inQuery))
+                }
             }
         }
         bytes.withUnsafeBufferPointer { buffer in
             pairs.sort { Self.precedes(buffer, $0.range, $1.range) }
         }
+        self.pairs = pairs
     }
 
     /// The pairs of the query (`true`), the form (`false`) or both (`nil`) joined with `&`.
