@@ -61,11 +61,12 @@ extension Scenarios {
                     _ = try await raw.data(for: request)
                 }
             },
-            runs: [{ try await rate(chains[0], endpoint) }, { try await rate(chains[1], endpoint) }, rawRate]
-                + partial.enumerated().map { index, client in { try await rate(client, partialEndpoint(index)) } })
-        let (full, session, baseline, plain) = (medians[0], medians[1], medians[2], medians[3])
+            // The CurlTransport clients one after another, from no layer to all of them.
+            runs: partial.enumerated().map { index, client in { try await rate(client, partialEndpoint(index)) } }
+                + [{ try await rate(chains[0], endpoint) }, { try await rate(chains[1], endpoint) }, rawRate])
+        let (plain, full, session, baseline) = (medians[0], medians[4], medians[5], medians[6])
         // Microseconds each layer adds to a request: the step from one client to the next.
-        let steps = zip(medians[3...], medians[4...] + [full]).map { 1e6 / $1 - 1e6 / $0 }
+        let steps = zip(medians[0...3], medians[1...4]).map { 1e6 / $1 - 1e6 / $0 }
         let costs = zip(["headers", "parameters", "token", "signing"], steps)
             .map { "\($0) \(String(format: "%+.0f", $1))" }.joined(separator: ", ")
         let inMemory = try await chainCostInMemory(layers: layers)
