@@ -46,9 +46,11 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
         func writeEncoded(to output: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
             guard let written else {
                 let equals = PercentEncoding.write(name, to: output, at: offset)
+                precondition(equals < output.count, "no room to write the pair")
                 output[equals] = UInt8(ascii: "=")
                 return PercentEncoding.write(value, to: output, at: equals + 1)
             }
+            precondition(offset >= 0 && written.utf8.count <= output.count - offset, "no room to write the pair")
             var count = offset
             for byte in written.utf8 {
                 output[count] = byte

@@ -25,6 +25,8 @@ public enum PercentEncoding {
     static func write(_ text: some StringProtocol, to output: UnsafeMutableBufferPointer<UInt8>, at offset: Int)
         -> Int
     {
+        // Checked once here so that the writes below cannot run past the buffer in any build.
+        precondition(offset >= 0 && maximumEncodedCount(text) <= output.count - offset, "no room to encode")
         var count = offset
         for byte in text.utf8 {
             if isUnreserved(byte) {

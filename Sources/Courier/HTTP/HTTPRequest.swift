@@ -34,7 +34,8 @@ public struct HTTPRequest: Sendable {
     /// Creates a request.
     /// - Parameters:
     ///   - method: The method.
-    ///   - url: The URL; a query in it is moved into `query`, and goes on the wire as written.
+    ///   - url: The URL; a query in it is moved into `query`, and goes on the wire as written. A
+    ///     URL relative to a base is resolved against it first.
     ///   - query: Query parameters, appended after any in `url`.
     ///   - headers: Header fields.
     ///   - body: The body.
@@ -43,9 +44,9 @@ public struct HTTPRequest: Sendable {
         method: HTTPMethod, url: URL, query: Parameters = [:], headers: HTTPHeaders = [:],
         body: HTTPBody = .none, timeout: Duration = .seconds(30)
     ) {
-        // Most URLs carry neither: they are used as they are, without taking them apart (a URL
-        // relative to a base is taken apart as before, which keeps its relative part only).
-        guard url.baseURL != nil || url.query != nil || url.fragment != nil else {
+        let url = url.baseURL == nil ? url : url.absoluteURL
+        // Most URLs carry neither: they are used as they are, without taking them apart.
+        guard url.query != nil || url.fragment != nil else {
             self.init(
                 method: method, unqueriedURL: url, query: query, headers: headers, body: body, timeout: timeout)
             return
@@ -140,25 +141,29 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The percent-encoded path that goes on the wire (`/` when empty): the path of
-    /// ``wireURL()``, which is what a signature covers.
+    /// ``wireURL()``, which is what a signature covers. A URL made relative to a base gives its
+    /// full path (`b` against `https://h/a/` is `/a/b`), as the transports send it.
     var wirePath: String {
         var text = ((try? unqueriedWireURL()) ?? url).absoluteString
-        // Read from the URL's text, as libcurl sends it: after `scheme://authority` (which holds
-        // no `/`, `?` or `#`), up to the query or fragment.
+        // Read from the URL's text, as libcurl sends it: after `scheme://authority` (neither holds
+        // a `/`, `?` or `#`), up to the query or fragment.
         return text.withUTF8 { bytes in
             let slash = UInt8(ascii: "/")
+            let colon = UInt8(ascii: ":")
             let isEnd = { (byte: UInt8) in byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") }
             var index = 0
-            while index + 2 < bytes.count,
-                !(bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == slash && bytes[index + 2] == slash)
-            {
+            while index < bytes.count, bytes[index] != colon, bytes[index] != slash, !isEnd(bytes[index]) {
                 index += 1
             }
-            index += 3
-            while index < bytes.count, bytes[index] != slash, !isEnd(bytes[index]) { index += 1 }
-            guard index < bytes.count, bytes[index] == slash else { return "/" }
+            if index + 2 < bytes.count, bytes[index] == colon, bytes[index + 1] == slash, bytes[index + 2] == slash {
+                index += 3
+                while index < bytes.count, bytes[index] != slash, !isEnd(bytes[index]) { index += 1 }
+            } else {
+                index = 0  // no scheme and authority: the text is a path reference
+            }
             var end = index
             while end < bytes.count, !isEnd(bytes[end]) { end += 1 }
+            guard end > index else { return "/" }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)
         }
     }

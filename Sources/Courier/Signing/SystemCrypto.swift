@@ -54,7 +54,9 @@ package enum SystemCrypto {
         #endif
     }
 
-    package static func hmacSHA256(key: Data, message: Data) -> [UInt8]? {
+    /// - Parameter streaming: Whether HMAC may be built on libcrypto's streaming SHA-256 (Linux),
+    ///   when it has one and is not in FIPS mode; `false` takes its one-shot `HMAC`.
+    package static func hmacSHA256(key: Data, message: Data, streaming: Bool = true) -> [UInt8]? {
         #if canImport(CommonCrypto)
             var code = [UInt8](repeating: 0, count: Int(CC_SHA256_DIGEST_LENGTH))
             key.withNonNullBytes { keyBytes in
@@ -65,7 +67,9 @@ package enum SystemCrypto {
             return code
         #elseif canImport(Glibc)
             guard let crypto = LibCrypto.shared else { return nil }
-            if let streaming = crypto.streaming { return streaming.hmac(key: key, message: message) }
+            if streaming, let streamingSHA256 = crypto.streaming {
+                return streamingSHA256.hmac(key: key, message: message)
+            }
             guard let keyLength = Int32(exactly: key.count), let sha256 = crypto.evpSHA256() else { return nil }
             var code = [UInt8](repeating: 0, count: 32)
             var length: UInt32 = 0
@@ -80,9 +84,11 @@ package enum SystemCrypto {
         #endif
     }
 
-    /// `count` random bytes: libcrypto's generator where there is one (it draws from the kernel
-    /// and reseeds itself, after a fork too, without a system call per draw), the standard
-    /// generator otherwise (on Apple platforms it makes no system call either).
+    /// `count` random bytes: libcrypto's generator where there is one (OpenSSL 1.1.1 or later: a
+    /// generator seeded from the kernel that reseeds itself, after a fork too, without a system
+    /// call per draw), the standard generator otherwise (on Apple platforms it makes no system
+    /// call either). A nonce needs them to be unique, not secret; a libcrypto configured with a
+    /// random engine of its own uses that engine.
     package static func randomBytes(_ count: Int) -> [UInt8] {
         libCryptoRandomBytes(count) ?? standardRandomBytes(count)
     }
@@ -175,9 +181,17 @@ extension Data {
                 let evpSHA256 = symbol("EVP_sha256", as: MessageDigest.self),
                 let hmac = symbol("HMAC", as: Authenticate.self)
             else { return nil }
-            let random = symbol("RAND_bytes", as: Random.self)
+            // Before 1.1.1 the generator did not reseed after a fork: two processes could draw
+            // the same nonces.
+            typealias Version = @convention(c) () -> UInt
+            let version = symbol("OpenSSL_version_num", as: Version.self)?() ?? 0
+            let random = version >= 0x1010_1000 ? symbol("RAND_bytes", as: Random.self) : nil
+            // In FIPS mode digests must come from the FIPS provider, which the one-shot `HMAC`
+            // goes through and the streaming functions do not.
+            typealias FIPSMode = @convention(c) (OpaquePointer?) -> Int32
+            let fips = symbol("EVP_default_properties_is_fips_enabled", as: FIPSMode.self)?(nil) ?? 0
             var streaming: StreamingSHA256?
-            if let start = symbol("SHA256_Init", as: StreamingSHA256.Start.self),
+            if fips == 0, let start = symbol("SHA256_Init", as: StreamingSHA256.Start.self),
                 let update = symbol("SHA256_Update", as: StreamingSHA256.Update.self),
                 let finish = symbol("SHA256_Final", as: StreamingSHA256.Finish.self)
             {
@@ -199,35 +213,45 @@ extension Data {
         let update: Update
         let finish: Finish
 
-        /// Room for a `SHA256_CTX` (112 bytes in OpenSSL 1.1 and 3), with a margin.
-        private static let contextSize = 256
-
-        /// The digest of `parts` in order; `nil` if libcrypto reports a failure.
-        private func digest(_ parts: [UnsafeRawBufferPointer]) -> [UInt8]? {
-            withUnsafeTemporaryAllocation(byteCount: Self.contextSize, alignment: 16) { context in
-                guard start(context.baseAddress) == 1 else { return nil }
-                for part in parts where part.count > 0 {
-                    guard update(context.baseAddress, part.baseAddress, part.count) == 1 else { return nil }
-                }
-                var digest = [UInt8](repeating: 0, count: 32)
-                return finish(&digest, context.baseAddress) == 1 ? digest : nil
-            }
-        }
-
+        /// HMAC-SHA256 (RFC 2104) of `message` under `key`; `nil` if libcrypto reports a failure.
+        /// The padded key, the inner digest and the hash state are wiped before it returns.
         func hmac(key: Data, message: Data) -> [UInt8]? {
-            // A key longer than the block is hashed first; the block-sized key is padded with zeros.
-            var block = [UInt8](repeating: 0, count: 64)
-            if key.count > 64 {
-                guard let hashed = key.withUnsafeBytes({ digest([$0]) }) else { return nil }
-                block.replaceSubrange(0..<32, with: hashed)
-            } else {
-                block.replaceSubrange(0..<key.count, with: key)
+            // Room for a `SHA256_CTX` (112 bytes in OpenSSL 1.1 and 3) with a margin, the padded
+            // key and the inner digest.
+            let (contextSize, blockSize, digestSize) = (256, 64, 32)
+            return withUnsafeTemporaryAllocation(byteCount: contextSize + blockSize + digestSize, alignment: 16) {
+                scratch in
+                let base = scratch.baseAddress!
+                defer { explicit_bzero(base, scratch.count) }
+                let context = base
+                let pad = (base + contextSize).assumingMemoryBound(to: UInt8.self)
+                let inner = (base + contextSize + blockSize).assumingMemoryBound(to: UInt8.self)
+                // A key longer than the block is hashed first; the block-sized key is padded
+                // with zeros.
+                memset(pad, 0, blockSize)
+                let keyFits = key.withUnsafeBytes { bytes in
+                    guard bytes.count > blockSize else {
+                        if let source = bytes.baseAddress { memcpy(pad, source, bytes.count) }
+                        return true
+                    }
+                    return start(context) == 1 && update(context, bytes.baseAddress, bytes.count) == 1
+                        && finish(pad, context) == 1
+                }
+                guard keyFits else { return nil }
+                for index in 0..<blockSize { pad[index] ^= 0x36 }
+                let innerDone = message.withUnsafeBytes { bytes in
+                    start(context) == 1 && update(context, pad, blockSize) == 1
+                        && (bytes.isEmpty || update(context, bytes.baseAddress, bytes.count) == 1)
+                        && finish(inner, context) == 1
+                }
+                guard innerDone else { return nil }
+                for index in 0..<blockSize { pad[index] ^= 0x36 ^ 0x5c }
+                var code = [UInt8](repeating: 0, count: digestSize)
+                let outerDone =
+                    start(context) == 1 && update(context, pad, blockSize) == 1
+                    && update(context, inner, digestSize) == 1 && finish(&code, context) == 1
+                return outerDone ? code : nil
             }
-            let innerPad = block.map { $0 ^ 0x36 }
-            let outerPad = block.map { $0 ^ 0x5c }
-            let inner = innerPad.withUnsafeBytes { pad in message.withUnsafeBytes { digest([pad, $0]) } }
-            guard let inner else { return nil }
-            return outerPad.withUnsafeBytes { pad in inner.withUnsafeBytes { digest([pad, $0]) } }
         }
     }
 #endif

@@ -20,14 +20,18 @@ struct HTTPRequestTests {
         #expect(try emptyQuery.wireURL().absoluteString == "https://api.example.com/v1/orders")
     }
 
-    @Test("a URL relative to a base keeps only its relative part, and is refused as before")
-    func relativeURL() {
+    @Test("a URL relative to a base is resolved against it, as URLSession would; without a base it is refused")
+    func relativeURL() throws {
         let base = URL(string: "https://api.example.com/v1/")!
-        for text in ["orders", "orders?page=1"] {
+        for text in ["orders", "orders?page=1", "./orders#top"] {
             let request = HTTPRequest(method: .get, url: URL(string: text, relativeTo: base)!)
             #expect(request.url.baseURL == nil, "\(text)")
-            #expect(throws: NetworkError.self, "\(text)") { try request.checkWireSafety() }
+            #expect(request.url.absoluteString == "https://api.example.com/v1/orders", "\(text)")
+            #expect(request.query.items.map(\.name) == (text.contains("page") ? ["page"] : []), "\(text)")
+            try request.checkWireSafety()
         }
+        let bare = HTTPRequest(method: .get, url: URL(string: "orders")!)
+        #expect(throws: NetworkError.self) { try bare.checkWireSafety() }
     }
 
     @Test(

@@ -83,4 +83,29 @@ import Testing
         let path = try #require(URLComponents(url: wire, resolvingAgainstBaseURL: false)).percentEncodedPath
         #expect(canonical.path == (path.isEmpty ? "/" : path))
     }
+
+    @Test(
+        "a URL relative to a base signs its full path, the one the transports send",
+        arguments: [
+            ("b/c?x=1", "http://h/a/", "/a/b/c"), ("/b", "http://h/a/", "/b"), ("../b", "https://h:8443/a/c/", "/a/b"),
+            ("?x=1", "http://h/a", "/a"), (".", "http://h/a/b", "/a/"), ("//g/x#f", "http://h/a", "/x"),
+        ])
+    func relativeURL(relative: String, base: String, expected: String) throws {
+        let url = try #require(URL(string: relative, relativeTo: URL(string: base)))
+        let request = HTTPRequest(method: .get, url: url)
+        #expect(try request.wireURL().absoluteString == url.absoluteURL.absoluteString.split(separator: "#")[0])
+        let canonical = CanonicalRequest(request, version: .v2, timestamp: "1", nonce: "n")
+        #expect(canonical.path == expected)
+        let absolute = try #require(URLComponents(url: url.absoluteURL, resolvingAgainstBaseURL: false))
+        #expect(absolute.percentEncodedPath == expected, "the transports send \(absolute.percentEncodedPath)")
+    }
+
+    @Test(
+        "a URL with no scheme signs the path it holds, up to its query",
+        arguments: [("/a/b?x=http://c/d", "/a/b"), ("/a%20b#f", "/a%20b"), ("?x=1", "/"), ("a/b:c", "a/b:c")])
+    func noScheme(text: String, expected: String) throws {
+        let url = try #require(URL(string: text))
+        let canonical = CanonicalRequest(HTTPRequest(method: .get, url: url), version: .v2, timestamp: "1", nonce: "n")
+        #expect(canonical.path == expected)
+    }
 }

@@ -33,10 +33,13 @@ import Testing
             #endif
             for keyLength in [0, 1, 32, 64, 65, 200] {
                 let key = patternedBytes(keyLength, seed: UInt64(keyLength) + 99)
-                let system = try #require(SystemCrypto.hmacSHA256(key: key, message: data))
-                #expect(
-                    system == HMAC<SHA256>.authenticationCode(for: data, key: key),
-                    "HMAC-SHA256 of \(length) bytes under a \(keyLength)-byte key")
+                let reference = HMAC<SHA256>.authenticationCode(for: data, key: key)
+                for streaming in [true, false] {
+                    let system = try #require(SystemCrypto.hmacSHA256(key: key, message: data, streaming: streaming))
+                    #expect(
+                        system == reference,
+                        "HMAC-SHA256 of \(length) bytes under a \(keyLength)-byte key, streaming: \(streaming)")
+                }
             }
         }
     }

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// The canonical form's sorted lists against a plain reference: each pair percent-encoded on its
+/// own, the lot sorted by bytes with the standard library, joined with `&`.
+@Suite struct CanonicalSortTests {
+    /// RFC 3986 percent-encoding written out plainly: unreserved bytes kept, the rest `%XX`.
+    static func referenceEncoded(_ text: String) -> String {
+        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+        return text.utf8.map { unreserved.contains($0) ? String(UnicodeScalar($0)) : String(format: "%%%02X", $0) }
+            .joined()
+    }
+
+    /// The reference list: written pairs as written, the others encoded; `excluding` left out.
+    static func reference(_ lists: [Parameters], excluding: String?) -> String {
+        let pairs = lists.flatMap(\.items).filter { $0.name != excluding }.map { item in
+            item.written ?? referenceEncoded(item.name) + "=" + referenceEncoded(item.value)
+        }
+        return pairs.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.joined(separator: "&")
+    }
+
+    /// Names and values that sort in awkward ways: prefixes of one another, bytes above 0x7F,
+    /// escapes that sort apart from their letters, empty text, the excluded name.
+    static let words = [
+        "", "a", "A", "ab", "a b", "a=b", "sign", "signs", "~", "-", "中", "é", "e\u{301}", "%", "+", "z",
+    ]
+
+    /// A list of `count` pairs drawn from ``words`` by `seed`, some parsed from a URL so that
+    /// they keep their written text.
+    static func parameters(_ count: Int, seed: inout UInt64) -> Parameters {
+        var result = Parameters()
+        for _ in 0..<count {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let draw = Int(truncatingIfNeeded: seed >> 33)
+            switch draw % 7 {
+            case 0: result.items += Parameters.decoding("flag&x=%FF&x=%ff").items  // no `=`, not UTF-8
+            default:
+                let name = words[(draw / 7) % words.count]
+                result.append(name: name, value: words[(draw / 101) % words.count])
+            }
+        }
+        return result
+    }
+
+    @Test("query, form and merged lists match the reference for 500 drawn requests")
+    func matchesReference() throws {
+        var seed: UInt64 = 42
+        for round in 0..<500 {
+            let query = Self.parameters(round % 9, seed: &seed)
+            let form = Self.parameters((round / 9) % 6, seed: &seed)
+            let excluding: String? = round % 3 == 0 ? nil : "sign"
+            let url = try #require(URL(string: "https://h/p"))
+            let request = HTTPRequest(method: .post, url: url, query: query, body: .form(form))
+            let canonical = CanonicalRequest(request, version: .v2, excluding: excluding, timestamp: "1", nonce: "n")
+            #expect(canonical.sortedQuery == Self.reference([query], excluding: excluding), "round \(round)")
+            #expect(canonical.sortedForm == Self.reference([form], excluding: excluding), "round \(round)")
+            #expect(
+                canonical.sortedParameters == Self.reference([query, form], excluding: excluding), "round \(round)")
+        }
+    }
+
+    @Test("a list whose every pair is the signature's is empty")
+    func allExcluded() throws {
+        let url = try #require(URL(string: "https://h/p"))
+        let request = HTTPRequest(
+            method: .post, url: url, query: ["sign": "1", "sign": ""], body: .form(["sign": "x"]))
+        let canonical = CanonicalRequest(request, version: .v2, excluding: "sign", timestamp: "1", nonce: "n")
+        #expect(canonical.sortedQuery == "" && canonical.sortedForm == "" && canonical.sortedParameters == "")
+    }
+}
