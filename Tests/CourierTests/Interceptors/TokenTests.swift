@@ -59,6 +59,47 @@ import Testing
         }
     }
 
+    /// The code a GET of `data` fails with, or `nil` when it succeeds.
+    private static func failureCode(_ client: NetworkClient) async -> NetworkError.Code? {
+        do {
+            _ = try await client.send(Endpoint<String>.get("data"))
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test(
+        "the token factory passes its options on: no refresh on 401 when told so, and no more refreshes than the limit")
+    func factoryOptions() async throws {
+        let backend = try TokenBackend()
+        defer { backend.server.stop() }
+        backend.start()
+        struct Token: Decodable, Sendable { let token: String }
+        let fetch: @Sendable (TokenRefresh) async throws -> Credential = { refresh in
+            Credential(accessToken: try await refresh.client.send(Endpoint<Token>.post("token")).token)
+        }
+        func client(_ layer: TokenInterceptor) -> NetworkClient {
+            NetworkClient(
+                configuration: .init(
+                    baseURL: backend.server.baseURL.appendingPathComponent("v1/"), interceptors: [layer],
+                    transport: TestTransport.make()))
+        }
+
+        let stale = Credential(accessToken: "expired")
+        let noRefresh = client(
+            .token(store: InMemoryTokenStore(credential: stale), refreshesOnUnauthorized: false, fetch: fetch))
+        #expect(await Self.failureCode(noRefresh) == .httpStatus)
+        #expect(backend.tokenHits == 0)
+
+        let store = InMemoryTokenStore(credential: stale)
+        let limited = client(.token(store: store, refreshLimit: 1, fetch: fetch))
+        #expect(try await limited.send(Endpoint<String>.get("data")) == "t1")
+        await store.setCredential(stale)
+        #expect(await Self.failureCode(limited) == .tokenRefreshFailed)
+        #expect(backend.tokenHits == 1)
+    }
+
     @Test("1,000 concurrent requests meeting an expired token cause exactly one refresh, and all succeed")
     func refreshStorm() async throws {
         let backend = try TokenBackend()
