@@ -171,6 +171,8 @@ public struct HTTPRequest: Sendable {
     /// ``url`` with dot-segments removed from its path. The path is replaced as text, so the
     /// rest of the URL stays byte for byte as it was.
     private func unqueriedWireURL() throws(NetworkError) -> URL {
+        // A URL relative to a base set after the request was made is resolved here.
+        let url = url.baseURL == nil ? url : url.absoluteURL
         // Every dot-segment starts with `/.` or `/%2E`; most URLs have none and are sent as they are.
         guard DotSegments.mayHoldDotSegment(url.absoluteString) else { return url }
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),

@@ -27,6 +27,15 @@ package enum Hashing {
 /// or for an input it cannot take (over 4 GB for CommonCrypto's SHA-256); the pure-Swift code is
 /// then used, and is the reference the tests compare these with.
 package enum SystemCrypto {
+    /// Whether HMAC-SHA256 is built on libcrypto's streaming SHA-256 (Linux, not in FIPS mode).
+    package static var hasStreamingSHA256: Bool {
+        #if canImport(Glibc) && !canImport(CommonCrypto)
+            LibCrypto.shared?.streaming != nil
+        #else
+            false
+        #endif
+    }
+
     /// Whether a system implementation was found.
     package static var isAvailable: Bool {
         #if canImport(CommonCrypto)
@@ -84,7 +93,7 @@ package enum SystemCrypto {
         #endif
     }
 
-    /// `count` random bytes: libcrypto's generator where there is one (OpenSSL 1.1.1 or later: a
+    /// `count` random bytes: libcrypto's generator where there is one (OpenSSL 1.1.1d or later: a
     /// generator seeded from the kernel that reseeds itself, after a fork too, without a system
     /// call per draw), the standard generator otherwise (on Apple platforms it makes no system
     /// call either). A nonce needs them to be unique, not secret; a libcrypto configured with a
@@ -181,15 +190,19 @@ extension Data {
                 let evpSHA256 = symbol("EVP_sha256", as: MessageDigest.self),
                 let hmac = symbol("HMAC", as: Authenticate.self)
             else { return nil }
-            // Before 1.1.1 the generator did not reseed after a fork: two processes could draw
+            // Before 1.1.1d the generator did not reseed after a fork: two processes could draw
             // the same nonces.
             typealias Version = @convention(c) () -> UInt
             let version = symbol("OpenSSL_version_num", as: Version.self)?() ?? 0
-            let random = version >= 0x1010_1000 ? symbol("RAND_bytes", as: Random.self) : nil
+            let random = version >= 0x1010_104F ? symbol("RAND_bytes", as: Random.self) : nil
             // In FIPS mode digests must come from the FIPS provider, which the one-shot `HMAC`
             // goes through and the streaming functions do not.
+            // OpenSSL 3 asks its default properties; 1.1 builds with FIPS support have `FIPS_mode`.
             typealias FIPSMode = @convention(c) (OpaquePointer?) -> Int32
-            let fips = symbol("EVP_default_properties_is_fips_enabled", as: FIPSMode.self)?(nil) ?? 0
+            typealias LegacyFIPSMode = @convention(c) () -> Int32
+            let fips =
+                symbol("EVP_default_properties_is_fips_enabled", as: FIPSMode.self)?(nil)
+                ?? symbol("FIPS_mode", as: LegacyFIPSMode.self)?() ?? 0
             var streaming: StreamingSHA256?
             if fips == 0, let start = symbol("SHA256_Init", as: StreamingSHA256.Start.self),
                 let update = symbol("SHA256_Update", as: StreamingSHA256.Update.self),
@@ -224,8 +237,8 @@ extension Data {
                 let base = scratch.baseAddress!
                 defer { explicit_bzero(base, scratch.count) }
                 let context = base
-                let pad = (base + contextSize).assumingMemoryBound(to: UInt8.self)
-                let inner = (base + contextSize + blockSize).assumingMemoryBound(to: UInt8.self)
+                let pad = (base + contextSize).bindMemory(to: UInt8.self, capacity: blockSize + digestSize)
+                let inner = pad + blockSize
                 // A key longer than the block is hashed first; the block-sized key is padded
                 // with zeros.
                 memset(pad, 0, blockSize)

@@ -100,6 +100,14 @@ import Testing
         #expect(absolute.percentEncodedPath == expected, "the transports send \(absolute.percentEncodedPath)")
     }
 
+    @Test("a relative URL set after the request was made is resolved too, and signs the path that is sent")
+    func relativeURLSetLater() throws {
+        var request = HTTPRequest(method: .get, url: try #require(URL(string: "https://h/")))
+        request.url = try #require(URL(string: "x/%2E%2E/y", relativeTo: URL(string: "https://h/a/")))
+        #expect(try request.wireURL().absoluteString == "https://h/a/y")
+        #expect(CanonicalRequest(request, version: .v2, timestamp: "1", nonce: "n").path == "/a/y")
+    }
+
     @Test(
         "a URL with no scheme signs the path it holds, up to its query",
         arguments: [("/a/b?x=http://c/d", "/a/b"), ("/a%20b#f", "/a%20b"), ("?x=1", "/"), ("a/b:c", "a/b:c")])
