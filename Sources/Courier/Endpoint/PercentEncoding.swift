@@ -27,15 +27,27 @@ public enum PercentEncoding {
     {
         // Checked once here so that the writes below cannot run past the buffer in any build.
         precondition(offset >= 0 && maximumEncodedCount(text) <= output.count - offset, "no room to encode")
+        // A native string's bytes are read in place; others are copied out once.
+        if let count = text.utf8.withContiguousStorageIfAvailable({ write($0, to: output, at: offset) }) {
+            return count
+        }
+        return Array(text.utf8).withUnsafeBufferPointer { write($0, to: output, at: offset) }
+    }
+
+    /// Writes the encoding of `bytes` into `output` from `offset`, which has room for three
+    /// bytes for each of them.
+    private static func write(
+        _ bytes: UnsafeBufferPointer<UInt8>, to output: UnsafeMutableBufferPointer<UInt8>, at offset: Int
+    ) -> Int {
         var count = offset
-        for byte in text.utf8 {
+        for byte in bytes {
             if isUnreserved(byte) {
                 output[count] = byte
                 count += 1
             } else {
                 output[count] = UInt8(ascii: "%")
-                output[count + 1] = hexDigits[Int(byte >> 4)]
-                output[count + 2] = hexDigits[Int(byte & 0x0F)]
+                output[count + 1] = hexDigit(byte >> 4)
+                output[count + 2] = hexDigit(byte & 0x0F)
                 count += 3
             }
         }
@@ -67,8 +79,8 @@ public enum PercentEncoding {
                     count += 1
                 } else {
                     output[count] = UInt8(ascii: "%")
-                    output[count + 1] = hexDigits[Int(byte >> 4)]
-                    output[count + 2] = hexDigits[Int(byte & 0x0F)]
+                    output[count + 1] = hexDigit(byte >> 4)
+                    output[count + 2] = hexDigit(byte & 0x0F)
                     count += 3
                 }
             }
@@ -106,14 +118,21 @@ public enum PercentEncoding {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+    /// The upper-case hex digit of a value below 16.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") - 10 + value
+    }
 
+    /// Whether `byte` is an RFC 3986 unreserved character: `A–Z a–z 0–9 - . _ ~`, one bit each
+    /// in two masks (bytes 0–63, then 64–127).
     private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-            UInt8(ascii: "_"), UInt8(ascii: "~"):
-            true
+        // Bits 45 `-`, 46 `.`, 48–57 `0–9`.
+        let low: UInt64 = 0x03FF_6000_0000_0000
+        // Bits 65–90 `A–Z`, 95 `_`, 97–122 `a–z`, 126 `~`, less 64.
+        let high: UInt64 = 0x47FF_FFFE_87FF_FFFE
+        return switch byte {
+        case 0..<64: low >> byte & 1 == 1
+        case 64..<128: high >> (byte - 64) & 1 == 1
         default: false
         }
     }

@@ -10,17 +10,21 @@
 enum DotSegments {
     /// Whether `path` may hold a dot-segment (`/.` or `/%2E` somewhere).
     static func mayHoldDotSegment(_ path: String) -> Bool {
-        // On the bytes: Foundation's `contains` goes through NSString, on every request's path.
-        let bytes = path.utf8
-        var rest = bytes[...]
-        while let slash = rest.firstIndex(of: UInt8(ascii: "/")) {
-            rest = bytes[bytes.index(after: slash)...]
-            if rest.first == UInt8(ascii: ".") { return true }
-            if rest.starts(with: "%2".utf8), let last = rest.dropFirst(2).first, last | 0x20 == UInt8(ascii: "e") {
-                return true
+        // On the bytes in place: Foundation's `contains` goes through NSString, on every request's path.
+        var path = path
+        return path.withUTF8 { bytes in
+            guard bytes.count >= 2 else { return false }
+            for index in 0..<bytes.count - 1 where bytes[index] == UInt8(ascii: "/") {
+                if bytes[index + 1] == UInt8(ascii: ".") { return true }
+                if index + 3 < bytes.count, bytes[index + 1] == UInt8(ascii: "%"),
+                    bytes[index + 2] == UInt8(ascii: "2"),
+                    bytes[index + 3] | 0x20 == UInt8(ascii: "e")
+                {
+                    return true
+                }
             }
+            return false
         }
-        return false
     }
 
     /// `path` without dot-segments. A path that does not start with `/` (or holds no

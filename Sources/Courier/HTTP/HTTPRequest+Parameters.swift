@@ -25,13 +25,14 @@ extension HTTPRequest {
         case .none where !inQuery:
             let kept = merge == .keepExisting ? parameters.items.filter { query[$0.name] == nil } : parameters.items
             body = .form(Parameters(kept))
-        case .form(let form) where !inQuery:
-            body = .form(form.merging(parameters, merge))
+        case .form(var form) where !inQuery:
+            form.merge(parameters, merge)
+            body = .form(form)
         case .multipart(var form) where !inQuery:
-            form.fields = form.fields.merging(parameters, merge)
+            form.fields.merge(parameters, merge)
             body = .multipart(form)
         default:
-            query = query.merging(parameters, merge)
+            query.merge(parameters, merge)
         }
     }
 
@@ -59,20 +60,17 @@ extension HTTPRequest {
 }
 
 extension Parameters {
-    /// These parameters with `added` merged in: appended after those of other names, and either
-    /// dropped or replacing earlier ones where a name is already here.
-    fileprivate func merging(_ added: Parameters, _ merge: HTTPRequest.ParameterMerge) -> Parameters {
-        // One new list, sized once (signing merges its timestamp and nonce into every request).
-        var items: [Item] = []
-        items.reserveCapacity(self.items.count + added.items.count)
+    /// Merges `added` into these parameters: appended after those of other names, and either
+    /// dropped or replacing earlier ones where a name is already here. In place, so a list
+    /// merged into twice (signing's timestamp and nonce, then its signature) is copied once.
+    fileprivate mutating func merge(_ added: Parameters, _ merge: HTTPRequest.ParameterMerge) {
         switch merge {
         case .keepExisting:
-            items += self.items
-            for item in added.items where self[item.name] == nil { items.append(item) }
+            items += added.items.filter { self[$0.name] == nil }
         case .replaceExisting:
-            for item in self.items where added[item.name] == nil { items.append(item) }
+            items.reserveCapacity(items.count + added.items.count)
+            items.removeAll { item in added.items.contains { $0.name == item.name } }
             items += added.items
         }
-        return Parameters(items)
     }
 }

@@ -67,9 +67,7 @@ public struct SigningInterceptor: Interceptor {
         /// - Returns: The algorithm.
         public static func hmacSHA256(secret: Data, canonicalForm: CanonicalRequest.Version = .v2) -> Algorithm {
             Algorithm(canonicalForm: canonicalForm) { canonical in
-                var text = canonical.string
-                // Copied from the string's storage in one piece, not byte by byte through its view.
-                return Hashing.hmacSHA256(key: secret, message: text.withUTF8 { Data($0) }).hexString
+                Hashing.hmacSHA256(key: secret, message: canonical.utf8).hexString
             }
         }
 
@@ -203,7 +201,7 @@ public struct SigningInterceptor: Interceptor {
 
     /// 128 random bits as 32 lower-case hex digits.
     @Sendable public static func randomNonce() -> String {
-        SystemCrypto.randomBytes(16).hexString
+        RandomPool.shared.hexString(ofBytes: 16)
     }
 }
 

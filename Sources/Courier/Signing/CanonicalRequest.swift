@@ -117,17 +117,45 @@ public struct CanonicalRequest: Sendable, Hashable {
 
     /// The lines of ``version`` joined with `\n` (no trailing newline): the text HMAC-SHA256 signs.
     public var string: String {
-        let lines =
-            version == .v1
+        let lines = self.lines
+        return String(unsafeUninitializedCapacity: Self.joinedCount(lines)) { Self.join(lines, into: $0) }
+    }
+
+    /// The UTF-8 bytes of ``string``, written once.
+    var utf8: Data {
+        let lines = self.lines
+        var data = Data(count: Self.joinedCount(lines))
+        data.withUnsafeMutableBytes { _ = Self.join(lines, into: $0.bindMemory(to: UInt8.self)) }
+        return data
+    }
+
+    /// The lines ``version`` signs, in order.
+    private var lines: [String] {
+        version == .v1
             ? [method, path, sortedParameters, timestamp, nonce, bodyHash]
             : ["COURIER-V2", method, host, path, sortedQuery, sortedForm, bodyHash, timestamp, nonce]
-        var text = ""
-        text.reserveCapacity(lines.reduce(lines.count) { $0 + $1.utf8.count })
-        for (index, line) in lines.enumerated() {
-            if index > 0 { text.append("\n") }
-            text.append(line)
+    }
+
+    /// The bytes `lines` take joined with `\n`.
+    private static func joinedCount(_ lines: [String]) -> Int {
+        lines.reduce(lines.count - 1) { $0 + $1.utf8.count }
+    }
+
+    /// Writes `lines` joined with `\n` into `output`, which has room for ``joinedCount(_:)``
+    /// bytes, and returns how many it wrote.
+    private static func join(_ lines: [String], into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(output.count >= joinedCount(lines), "no room to join the lines")
+        var count = 0
+        for (index, var line) in lines.enumerated() {
+            if index > 0 {
+                output[count] = UInt8(ascii: "\n")
+                count += 1
+            }
+            count += line.withUTF8 {
+                UnsafeMutableBufferPointer(rebasing: output[count...]).initialize(fromContentsOf: $0)
+            }
         }
-        return text
+        return count
     }
 
     /// The SHA-256 of no bytes, which most requests sign (no body, a form, a file).
@@ -136,16 +164,19 @@ public struct CanonicalRequest: Sendable, Hashable {
     /// The `Host` header value libcurl sends for `url`, lower-cased: the port only when it is not
     /// the scheme's default, an IPv6 address in brackets.
     private static func host(of url: URL) -> String {
-        guard var host = url.host?.lowercased(), !host.isEmpty else { return "" }
+        guard var host = url.host, !host.isEmpty else { return "" }
+        if host.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
+            host = host.lowercased()
+        }
         if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") { host = "[" + host + "]" }
+        guard let port = url.port else { return host }
         let defaultPort: Int? =
             switch url.scheme?.lowercased() {
             case "http": 80
             case "https": 443
             default: nil
             }
-        if let port = url.port, port != defaultPort { host += ":\(port)" }
-        return host
+        return port == defaultPort ? host : host + ":\(port)"
     }
 }
 
@@ -157,14 +188,13 @@ private struct SortedPairs {
 
     /// The pairs of `query` and `form` but those named `excluding`.
     init(query: [Parameters.Item], form: [Parameters.Item], excluding: String?) {
-        let items = [(query, true), (form, false)]
-        let capacity = items.reduce(0) { $0 + $1.0.reduce(0) { $0 + $1.maximumEncodedCount } }
+        let capacity = query.reduce(0) { $0 + $1.maximumEncodedCount } + form.reduce(0) { $0 + $1.maximumEncodedCount }
         var pairs: [(range: Range<Int>, inQuery: Bool)] = []
         pairs.reserveCapacity(query.count + form.count)
         bytes = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
             count = 0
-            for (list, inQuery) in items {
-                for item in list where item.name != excluding {
+            for inQuery in [true, false] {
+                for item in inQuery ? query : form where item.name != excluding {
                     let start = count
                     count = item.writeEncoded(to: output, at: count)
                     pairs.append((start..<count, inQuery))
@@ -179,20 +209,21 @@ private struct SortedPairs {
 
     /// The pairs of the query (`true`), the form (`false`) or both (`nil`) joined with `&`.
     func joined(inQuery: Bool?) -> String {
-        let chosen = pairs.filter { inQuery == nil || $0.inQuery == inQuery }
-        let length = chosen.reduce(max(chosen.count - 1, 0)) { $0 + $1.range.count }
+        let chosen = { (pair: (range: Range<Int>, inQuery: Bool)) in inQuery == nil || pair.inQuery == inQuery }
+        var length = -1
+        for pair in pairs where chosen(pair) { length += 1 + pair.range.count }
         return bytes.withUnsafeBufferPointer { buffer in
-            String(unsafeUninitializedCapacity: length) { text in
+            String(unsafeUninitializedCapacity: max(length, 0)) { text in
                 var count = 0
-                for (index, pair) in chosen.enumerated() {
-                    if index > 0 {
+                var isFirst = true
+                for pair in pairs where chosen(pair) {
+                    if !isFirst {
                         text[count] = UInt8(ascii: "&")
                         count += 1
                     }
-                    for offset in pair.range {
-                        text[count] = buffer[offset]
-                        count += 1
-                    }
+                    isFirst = false
+                    count += UnsafeMutableBufferPointer(rebasing: text[count...])
+                        .initialize(fromContentsOf: UnsafeBufferPointer(rebasing: buffer[pair.range]))
                 }
                 return count
             }

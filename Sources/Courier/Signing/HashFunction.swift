@@ -119,15 +119,22 @@ struct BlockBuffer: Sendable {
 extension Sequence where Element == UInt8 {
     /// The bytes as lower-case hexadecimal.
     package var hexString: String {
-        let bytes = Array(self)
-        return String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-            for (index, byte) in bytes.enumerated() {
-                text[2 * index] = lowerHexDigits[Int(byte >> 4)]
-                text[2 * index + 1] = lowerHexDigits[Int(byte & 0x0F)]
-            }
-            return bytes.count * 2
-        }
+        withContiguousStorageIfAvailable(lowerHex) ?? Array(self).withUnsafeBufferPointer(lowerHex)
     }
 }
 
-private let lowerHexDigits = Array("0123456789abcdef".utf8)
+/// `bytes` as lower-case hexadecimal.
+private func lowerHex(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+    String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+        for (index, byte) in bytes.enumerated() {
+            text[2 * index] = lowerHexDigit(byte >> 4)
+            text[2 * index + 1] = lowerHexDigit(byte & 0x0F)
+        }
+        return bytes.count * 2
+    }
+}
+
+/// The lower-case hex digit of a value below 16.
+private func lowerHexDigit(_ value: UInt8) -> UInt8 {
+    value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
+}

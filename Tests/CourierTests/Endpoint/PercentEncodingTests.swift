@@ -54,6 +54,20 @@ import Testing
         #expect(PercentEncoding.decode(parameters.encoded) == "a b=c+d&e=f#g%😀")
     }
 
+    @Test("every byte is escaped as %XX but the unreserved A–Z a–z 0–9 - . _ ~")
+    func everyByte() {
+        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+        for byte in UInt8.min..<0x80 {
+            let text = String(UnicodeScalar(byte))
+            let expected = unreserved.contains(byte) ? text : String(format: "%%%02X", byte)
+            #expect(PercentEncoding.encode(text) == expected, "byte \(byte)")
+            #expect(PercentEncoding.encode(text[...]) == expected, "byte \(byte) in a substring")
+        }
+        // Bytes from 0x80 up only occur in the UTF-8 of text beyond ASCII.
+        #expect(PercentEncoding.encode("\u{80}\u{FF}\u{10FFFF}") == "%C2%80%C3%BF%F4%8F%BF%BF")
+        #expect(PercentEncoding.encode("x中y") == "x%E4%B8%ADy")
+    }
+
     @Test("decoding keeps + literal and malformed escapes as written")
     func lenientDecoding() {
         #expect(PercentEncoding.decode("a+b%20c") == "a+b c")

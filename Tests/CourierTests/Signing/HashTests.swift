@@ -18,6 +18,16 @@ import Testing
         #expect(SHA256.hash(Data(input.utf8)).hexString == expected)
     }
 
+    @Test("hex is the same for bytes held in one piece and for bytes a sequence yields one by one")
+    func hex() {
+        let bytes = (0...255).map { UInt8($0) }
+        let expected = bytes.map { String(format: "%02x", $0) }.joined()
+        #expect(bytes.hexString == expected)
+        #expect(bytes.lazy.map { $0 }.hexString == expected, "a sequence without contiguous storage")
+        #expect(bytes[16..<18].hexString == "1011", "a slice")
+        #expect([UInt8]().hexString == "")
+    }
+
     @Test("SHA-256 of a million 'a's, fed in uneven pieces")
     func sha256Million() {
         var hash = SHA256()

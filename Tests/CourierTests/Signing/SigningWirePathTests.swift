@@ -22,6 +22,7 @@ import Testing
         // Encoded dots are dots (libcurl 8.13 and later, and many servers, read them so);
         // `...`, `.a` and `%2E%2E%2E` are no dot-segments.
         Case(endpoint: "orders/%2E%2E/7", received: "/v1/7"),
+        Case(endpoint: "orders/%2e%2E/7", received: "/v1/7"),
         Case(endpoint: "orders/x/.%2e/%2E/7", received: "/v1/orders/7"),
         Case(endpoint: "orders/%2E%2E%2E/7", received: "/v1/orders/%2E%2E%2E/7"),
         Case(endpoint: "orders/.../.a/..b", received: "/v1/orders/.../.a/..b"),

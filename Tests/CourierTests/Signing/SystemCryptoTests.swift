@@ -96,6 +96,49 @@ import Testing
     }
 }
 
+/// The pool the signing layer's nonces come from.
+@Suite struct RandomPoolTests {
+    @Test("a pool's nonces never repeat, across the draws that refill it")
+    func refills() {
+        let pool = RandomPool()
+        let draws = RandomPool.capacity / 16 * 3 + 1
+        let nonces = (0..<draws).map { _ in pool.hexString(ofBytes: 16) }
+        #expect(Set(nonces).count == draws)
+        #expect(nonces.allSatisfy { $0.count == 32 })
+        #expect(pool.hexString(ofBytes: 0) == "")
+        #expect(pool.hexString(ofBytes: RandomPool.capacity).count == 2 * RandomPool.capacity, "a whole pool at once")
+    }
+
+    #if canImport(Glibc)
+        @Test("a forked process draws nonces of its own, not the ones its parent hands out next")
+        func fork() throws {
+            let pool = RandomPool()
+            _ = pool.hexString(ofBytes: 16)  // the pool is full now, in the parent and in the child
+            var pipe: [Int32] = [-1, -1]
+            try #require(Glibc.pipe(&pipe) == 0)
+            defer { close(pipe[0]) }
+            let child = Glibc.fork()
+            if child == 0 {
+                // The child does no more than draw, answer and leave.
+                let nonce = Array(pool.hexString(ofBytes: 16).utf8)
+                _ = write(pipe[1], nonce, nonce.count)
+                _exit(0)
+            }
+            close(pipe[1])
+            try #require(child > 0, "fork failed")
+            var reader = pollfd(fd: pipe[0], events: Int16(POLLIN), revents: 0)
+            var answer = [UInt8](repeating: 0, count: 32)
+            let count = poll(&reader, 1, 20_000) == 1 ? read(pipe[0], &answer, answer.count) : -1
+            if count != answer.count { kill(child, SIGKILL) }
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+            try #require(count == answer.count, "the child answered within 20 s")
+            let childNonce = String(decoding: answer, as: UTF8.self)
+            #expect(childNonce != pool.hexString(ofBytes: 16), "the child drew the parent's next bytes")
+        }
+    #endif
+}
+
 extension Substring {
     /// The text in pieces of two characters (a hex byte each).
     fileprivate func chunked2() -> [Substring] {
