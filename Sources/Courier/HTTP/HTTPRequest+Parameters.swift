@@ -25,10 +25,13 @@ extension HTTPRequest {
         case .none where !inQuery:
             let kept = merge == .keepExisting ? parameters.items.filter { query[$0.name] == nil } : parameters.items
             body = .form(Parameters(kept))
+        // The body is emptied while its parameters are merged, so that they are merged in place.
         case .form(var form) where !inQuery:
+            body = .none
             form.merge(parameters, merge)
             body = .form(form)
         case .multipart(var form) where !inQuery:
+            body = .none
             form.fields.merge(parameters, merge)
             body = .multipart(form)
         default:
@@ -62,7 +65,8 @@ extension HTTPRequest {
 extension Parameters {
     /// Merges `added` into these parameters: appended after those of other names, and either
     /// dropped or replacing earlier ones where a name is already here. In place, so a list
-    /// merged into twice (signing's timestamp and nonce, then its signature) is copied once.
+    /// merged into twice (signing's timestamp and nonce, then its signature) is copied once,
+    /// when it is first changed.
     fileprivate mutating func merge(_ added: Parameters, _ merge: HTTPRequest.ParameterMerge) {
         switch merge {
         case .keepExisting:

@@ -67,7 +67,7 @@ public struct SigningInterceptor: Interceptor {
         /// - Returns: The algorithm.
         public static func hmacSHA256(secret: Data, canonicalForm: CanonicalRequest.Version = .v2) -> Algorithm {
             Algorithm(canonicalForm: canonicalForm) { canonical in
-                Hashing.hmacSHA256(key: secret, message: canonical.utf8).hexString
+                Hashing.hmacSHA256(key: secret, message: canonical.utf8Data).hexString
             }
         }
 

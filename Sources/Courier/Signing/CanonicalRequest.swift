@@ -122,7 +122,7 @@ public struct CanonicalRequest: Sendable, Hashable {
     }
 
     /// The UTF-8 bytes of ``string``, written once.
-    var utf8: Data {
+    var utf8Data: Data {
         let lines = self.lines
         var data = Data(count: Self.joinedCount(lines))
         data.withUnsafeMutableBytes { _ = Self.join(lines, into: $0.bindMemory(to: UInt8.self)) }
@@ -165,7 +165,8 @@ public struct CanonicalRequest: Sendable, Hashable {
     /// the scheme's default, an IPv6 address in brackets.
     private static func host(of url: URL) -> String {
         guard var host = url.host, !host.isEmpty else { return "" }
-        if host.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
+        // Copied only when there is something to lower-case: an ASCII capital, or text beyond ASCII.
+        if host.utf8.contains(where: { $0 >= 0x80 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
             host = host.lowercased()
         }
         if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") { host = "[" + host + "]" }

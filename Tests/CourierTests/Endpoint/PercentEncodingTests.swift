@@ -62,6 +62,9 @@ import Testing
             let expected = unreserved.contains(byte) ? text : String(format: "%%%02X", byte)
             #expect(PercentEncoding.encode(text) == expected, "byte \(byte)")
             #expect(PercentEncoding.encode(text[...]) == expected, "byte \(byte) in a substring")
+            let padded = "ab" + text + "cd"
+            let inner = padded.dropFirst(2).dropLast(2)
+            #expect(PercentEncoding.encode(inner) == expected, "byte \(byte) in a substring of a longer string")
         }
         // Bytes from 0x80 up only occur in the UTF-8 of text beyond ASCII.
         #expect(PercentEncoding.encode("\u{80}\u{FF}\u{10FFFF}") == "%C2%80%C3%BF%F4%8F%BF%BF")

@@ -58,7 +58,33 @@ import Testing
             #expect(canonical.sortedForm == Self.reference([form], excluding: excluding), "round \(round)")
             #expect(
                 canonical.sortedParameters == Self.reference([query, form], excluding: excluding), "round \(round)")
+            // The lines are joined as written, and the bytes HMAC signs are the string's.
+            let lines = [
+                "COURIER-V2", "POST", "h", "/p", canonical.sortedQuery, canonical.sortedForm, canonical.bodyHash, "1",
+                "n",
+            ]
+            #expect(canonical.string == lines.joined(separator: "\n"), "round \(round)")
+            #expect(canonical.utf8Data == Data(canonical.string.utf8), "round \(round)")
+            let v1 = CanonicalRequest(request, version: .v1, excluding: excluding, timestamp: "1", nonce: "n")
+            #expect(
+                v1.string == ["POST", "/p", v1.sortedParameters, "1", "n", v1.bodyHash].joined(separator: "\n"),
+                "round \(round)")
         }
+    }
+
+    @Test(
+        "the host is signed lower-cased, beyond ASCII too, with its port only when not the scheme's",
+        arguments: [
+            ("https://api.example.com/", "api.example.com"),
+            ("https://API.Example.COM:443/", "api.example.com"),
+            ("https://%C3%84x.example/", "äx.example"),
+            ("https://%C3%84X.example/", "äx.example"),
+            ("http://H:8080/", "h:8080"),
+            ("http://[::1]:80/", "[::1]"),
+        ])
+    func host(url: String, expected: String) throws {
+        let request = HTTPRequest(method: .get, url: try #require(URL(string: url)))
+        #expect(CanonicalRequest(request, version: .v2, timestamp: "1", nonce: "n").host == expected)
     }
 
     @Test("a list whose every pair is the signature's is empty")

@@ -1,7 +1,8 @@
-import Courier
 import CourierTesting
 import Foundation
 import Testing
+
+@testable import Courier
 
 /// libcurl removes `.` and `..` segments from every path it sends, on both transports; a
 /// signature must cover the path the server receives, not the one the endpoint was written with.
@@ -59,6 +60,16 @@ import Testing
             request, timestamp: request.headers["X-KC-TIME"] ?? "", nonce: request.headers["X-KC-NONCE"] ?? "")
         let expected = try await WireSignature.hmacSHA256(canonical, secret: Self.secret)
         #expect(request.headers["X-KC-HMAC"] == expected, "signed a path other than \(request.path)")
+    }
+
+    @Test(
+        "a path may hold a dot-segment where a segment starts with a dot or %2E, and nowhere else",
+        arguments: [
+            ("", false), ("/", false), ("//", false), ("a.b", false), ("/a%2e", false), ("/%2", false), ("/%2f", false),
+            ("/%", false), ("/.", true), ("/%2e", true), ("/%2E", true), ("/a/.b", true), ("https://h/x/./y", true),
+        ])
+    func mayHoldDotSegment(path: String, expected: Bool) {
+        #expect(DotSegments.mayHoldDotSegment(path) == expected)
     }
 
     @Test("the wire URL keeps everything but the dot-segments byte for byte")

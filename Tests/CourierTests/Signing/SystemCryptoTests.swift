@@ -3,6 +3,10 @@ import Testing
 
 @testable import Courier
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The system's digests (libcrypto here) against the pure-Swift reference, byte for byte.
 @Suite struct SystemCryptoTests {
     static let lengths = [0, 1, 3, 55, 56, 63, 64, 65, 127, 128, 1000, 100_003]
@@ -53,8 +57,9 @@ import Testing
     }
 }
 
-/// The nonce the signing layer makes, and the random bytes behind it.
-@Suite struct NonceTests {
+/// The nonce the signing layer makes, and the random bytes behind it. One test at a time: the
+/// fork test's child should not start while another test is inside libcrypto's generator.
+@Suite(.serialized) struct NonceTests {
     /// The two sources of random bytes, as 16-byte nonces.
     static let sources: [(String, @Sendable () -> String?)] = [
         ("libcrypto", { SystemCrypto.libCryptoRandomBytes(16)?.hexString }),
@@ -96,17 +101,20 @@ import Testing
     }
 }
 
-/// The pool the signing layer's nonces come from.
-@Suite struct RandomPoolTests {
-    @Test("a pool's nonces never repeat, across the draws that refill it")
-    func refills() {
+extension NonceTests {
+    @Test("a pool's nonces never repeat, across the draws that refill it, whatever their size")
+    func poolRefills() {
         let pool = RandomPool()
-        let draws = RandomPool.capacity / 16 * 3 + 1
-        let nonces = (0..<draws).map { _ in pool.hexString(ofBytes: 16) }
-        #expect(Set(nonces).count == draws)
-        #expect(nonces.allSatisfy { $0.count == 32 })
+        // 10 does not divide the pool's size: each refill leaves a tail that is not handed out.
+        let draws =
+            (0..<(RandomPool.capacity / 16 * 3 + 1)).map { _ in pool.hexString(ofBytes: 16) }
+            + (0..<(RandomPool.capacity / 10 * 2)).map { _ in pool.hexString(ofBytes: 10) }
+        #expect(Set(draws).count == draws.count)
+        #expect(draws.allSatisfy { $0.count == 32 || $0.count == 20 })
         #expect(pool.hexString(ofBytes: 0) == "")
-        #expect(pool.hexString(ofBytes: RandomPool.capacity).count == 2 * RandomPool.capacity, "a whole pool at once")
+        let whole = pool.hexString(ofBytes: RandomPool.capacity)
+        #expect(whole.count == 2 * RandomPool.capacity, "a whole pool at once")
+        #expect(Set(whole).count == 16)
     }
 
     #if canImport(Glibc)
@@ -116,6 +124,8 @@ import Testing
             _ = pool.hexString(ofBytes: 16)  // the pool is full now, in the parent and in the child
             var pipe: [Int32] = [-1, -1]
             try #require(Glibc.pipe(&pipe) == 0)
+            // Close-on-exec: no process another test spawns keeps the pipe open.
+            for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
             defer { close(pipe[0]) }
             let child = Glibc.fork()
             if child == 0 {
@@ -126,15 +136,25 @@ import Testing
             }
             close(pipe[1])
             try #require(child > 0, "fork failed")
-            var reader = pollfd(fd: pipe[0], events: Int16(POLLIN), revents: 0)
             var answer = [UInt8](repeating: 0, count: 32)
-            let count = poll(&reader, 1, 20_000) == 1 ? read(pipe[0], &answer, answer.count) : -1
+            let count = Self.read(pipe[0], into: &answer, within: 20_000)
             if count != answer.count { kill(child, SIGKILL) }
             var status: Int32 = 0
-            waitpid(child, &status, 0)
+            while waitpid(child, &status, 0) == -1 && errno == EINTR {}
             try #require(count == answer.count, "the child answered within 20 s")
+            #expect(status & 0x7F == 0 && (status >> 8) & 0xFF == 0, "the child exited normally")
             let childNonce = String(decoding: answer, as: UTF8.self)
             #expect(childNonce != pool.hexString(ofBytes: 16), "the child drew the parent's next bytes")
+        }
+
+        /// Reads up to `buffer.count` bytes from `descriptor`, waiting at most `milliseconds`
+        /// for them to start; -1 when none came.
+        private static func read(_ descriptor: Int32, into buffer: inout [UInt8], within milliseconds: Int32) -> Int {
+            var reader = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            var ready: Int32
+            repeat { ready = poll(&reader, 1, milliseconds) } while ready == -1 && errno == EINTR
+            guard ready == 1 else { return -1 }
+            return buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
         }
     #endif
 }
