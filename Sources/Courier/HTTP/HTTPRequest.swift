@@ -132,12 +132,19 @@ public struct HTTPRequest: Sendable {
     ///   is not a valid URL.
     /// - Returns: The full URL.
     public func wireURL() throws(NetworkError) -> URL {
-        let base = try unqueriedWireURL()
+        let (text, base) = try wireURLText()
         guard !query.isEmpty else { return base }
-        guard let full = URL(string: base.absoluteString + "?" + query.encoded) else {
+        guard let full = URL(string: text) else {
             throw NetworkError(.invalidRequest, "The query does not form a valid URL.")
         }
         return full
+    }
+
+    /// The text of ``wireURL()``, with the URL before its query, for a transport that takes the
+    /// URL as text (libcurl): the same bytes, without parsing them into a `URL` once more.
+    func wireURLText() throws(NetworkError) -> (text: String, unqueried: URL) {
+        let base = try unqueriedWireURL()
+        return (query.isEmpty ? base.absoluteString : base.absoluteString + "?" + query.encoded, base)
     }
 
     /// The percent-encoded path that goes on the wire (`/` when empty): the path of

@@ -126,8 +126,9 @@
             _ request: HTTPRequest, body: PreparedBody, timeout: Duration, tls: TLSOptions, cookieJar: OpaquePointer?,
             keptConnections: KeptConnections?
         ) throws(NetworkError) {
-            let url = try request.wireURL()
-            try set(Int32(COURIER_CURLOPT_URL), url.absoluteString)
+            // The URL as text: libcurl parses it itself. Its scheme and host are those of `url`.
+            let (text, url) = try request.wireURLText()
+            try set(Int32(COURIER_CURLOPT_URL), text)
             try configureProtocols()
             try set(Int32(COURIER_CURLOPT_NOSIGNAL), 1)
             try set(Int32(COURIER_CURLOPT_TCP_NODELAY), 1)
