@@ -62,6 +62,32 @@ enum Harness {
         return values.map(median)
     }
 
+    /// Sends with each of `senders` in turn, `block` calls at a time (A×block B×block C×block,
+    /// then B C A, C A B, …), until each has made `count` calls, `repetitions` times after a
+    /// warm-up; returns the
+    /// median of each sender's calls per second. Finer than ``interleaved(repetitions:warmUp:runs:)``:
+    /// a slow spell of a second or two on a shared machine falls on every sender alike, so the
+    /// ratio of two of them stays steady even when their rates move.
+    static func alternated(
+        repetitions: Int, count: Int, block: Int, warmUp: () async throws -> Void,
+        senders: [() async throws -> Void]
+    ) async throws -> [Double] {
+        try await warmUp()
+        var rates = Array(repeating: [Double](), count: senders.count)
+        for _ in 0..<repetitions {
+            var elapsed = Array(repeating: 0.0, count: senders.count)
+            for round in 0..<(count / block) {
+                // Each round starts with the next sender, so none always follows the same one.
+                for turn in senders.indices {
+                    let index = (round + turn) % senders.count
+                    elapsed[index] += try await seconds { for _ in 0..<block { try await senders[index]() } }
+                }
+            }
+            for index in senders.indices { rates[index].append(Double(count / block * block) / elapsed[index]) }
+        }
+        return rates.map(median)
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }

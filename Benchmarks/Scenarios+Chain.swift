@@ -41,29 +41,22 @@ extension Scenarios {
         // Clients without the token layer send the token the peer wants in the endpoint's headers.
         let withToken = Endpoint<[Order]>.get("profile", query: ["page": "1"], headers: ["token": Peer.freshToken])
         let count = quick ? 300 : 2000
-        func rate(_ client: NetworkClient, _ endpoint: Endpoint<[Order]>) async throws -> Double {
-            try await Harness.rate(count: count, concurrency: 1) { _ = try await client.send(endpoint) }
-        }
         let tokenLayer = 2
         let partialEndpoint = { (index: Int) in index > tokenLayer ? endpoint : withToken }
-        let rawRate: () async throws -> Double = {
-            try await Harness.rate(count: count, concurrency: 1) {
-                let (data, _) = try await self.raw.data(for: request)
-                _ = try JSONDecoder().decode(RawEnvelope<[Order]>.self, from: data)
-            }
-        }
-        let medians = try await Harness.interleaved(
-            repetitions: repetitions,
-            warmUp: {
-                for _ in 0..<100 {
-                    for client in chains { _ = try await client.send(endpoint) }
-                    for (index, client) in partial.enumerated() { _ = try await client.send(partialEndpoint(index)) }
-                    _ = try await raw.data(for: request)
-                }
-            },
-            // The CurlTransport clients one after another, from no layer to all of them.
-            runs: partial.enumerated().map { index, client in { try await rate(client, partialEndpoint(index)) } }
-                + [{ try await rate(chains[0], endpoint) }, { try await rate(chains[1], endpoint) }, rawRate])
+        // The CurlTransport clients from no layer to all of them, the URLSession one, raw URLSession:
+        // 20 requests each in turn, so that every one of them meets the machine in the same state.
+        let senders: [() async throws -> Void] =
+            partial.enumerated().map { index, client in { _ = try await client.send(partialEndpoint(index)) } }
+            + [
+                { _ = try await chains[0].send(endpoint) }, { _ = try await chains[1].send(endpoint) },
+                {
+                    let (data, _) = try await self.raw.data(for: request)
+                    _ = try JSONDecoder().decode(RawEnvelope<[Order]>.self, from: data)
+                },
+            ]
+        let medians = try await Harness.alternated(
+            repetitions: repetitions, count: count, block: 20,
+            warmUp: { for _ in 0..<100 { for send in senders { try await send() } } }, senders: senders)
         let (plain, full, session, baseline) = (medians[0], medians[4], medians[5], medians[6])
         // Microseconds each layer adds to a request: the step from one client to the next.
         let steps = zip(medians[0...3], medians[1...4]).map { 1e6 / $1 - 1e6 / $0 }
