@@ -62,24 +62,25 @@ enum Harness {
         return values.map(median)
     }
 
-    /// Sends with each of `senders` in turn, `block` calls at a time (A×block B×block C×block,
-    /// then B C A, C A B, …), until each has made `count` calls, `repetitions` times after a
-    /// warm-up; returns the
-    /// median of each sender's calls per second. Finer than ``interleaved(repetitions:warmUp:runs:)``:
-    /// a slow spell of a second or two on a shared machine falls on every sender alike, so the
-    /// ratio of two of them stays steady even when their rates move.
+    /// Sends with each of `senders` in turn, `block` calls at a time, in a new order each round
+    /// (A B C, then C A B, B A C, …, drawn from a fixed seed), until each has made `count`
+    /// calls, `repetitions` times after a warm-up; returns the median of each sender's calls per
+    /// second. Finer than ``interleaved(repetitions:warmUp:runs:)``: a slow spell of a second or
+    /// two on a shared machine falls on every sender alike, so the ratio of two of them stays
+    /// steady even when their rates move.
     static func alternated(
         repetitions: Int, count: Int, block: Int, warmUp: () async throws -> Void,
         senders: [() async throws -> Void]
     ) async throws -> [Double] {
         try await warmUp()
         var rates = Array(repeating: [Double](), count: senders.count)
+        var order = SplitMix64(seed: 2026)
         for _ in 0..<repetitions {
             var elapsed = Array(repeating: 0.0, count: senders.count)
-            for round in 0..<(count / block) {
-                // Each round starts with the next sender, so none always follows the same one.
-                for turn in senders.indices {
-                    let index = (round + turn) % senders.count
+            for _ in 0..<(count / block) {
+                // A new order each round: a sender that leaves the machine busy for a moment
+                // (URLSession's threads) does not always slow the same one after it.
+                for index in senders.indices.shuffled(using: &order) {
                     elapsed[index] += try await seconds { for _ in 0..<block { try await senders[index]() } }
                 }
             }
@@ -125,5 +126,20 @@ enum Harness {
             }
         }
         return Double(count) / seconds
+    }
+}
+
+/// A small seeded generator (SplitMix64), so the benchmark's orders are the same in every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
     }
 }
