@@ -43,8 +43,19 @@ public enum Redaction {
                 output.append(contentsOf: scalars[index..<key.name.lowerBound])
                 output.append(contentsOf: redactText(name, extra: extra).unicodeScalars)
                 output.append(contentsOf: scalars[key.name.upperBound..<key.valueStart])
-                output.append(contentsOf: placeholder.unicodeScalars)
-                index = endOfValue(in: scalars, from: key.valueStart)
+                let end = endOfValue(in: scalars, from: key.valueStart)
+                if key.name.lowerBound == index, scalars[key.valueStart] == "\"", end - 1 > key.valueStart,
+                    scalars[end - 1] == "\""
+                {
+                    // `name="…"`: the quote that ends the value may be one that opens a JSON key
+                    // (`"key=" "password": …`, where the first quote closes a string), so it is
+                    // read again.
+                    output.append(contentsOf: ("\"" + placeholder).unicodeScalars)
+                    index = end - 1
+                } else {
+                    output.append(contentsOf: placeholder.unicodeScalars)
+                    index = end
+                }
             } else {
                 output.append(scalars[index])
                 index += 1

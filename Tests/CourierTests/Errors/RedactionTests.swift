@@ -20,6 +20,9 @@ import Testing
             (#"{"body":"{\"token\":\"abc\",\"page\":1}"}"#, #"{"body":"{\"token\":<redacted>,\"page\":1}"}"#),
             (#"{"body":"{\"password\":\"p\\\"ss\",\"page\":1}"}"#, #"{"body":"{\"password\":<redacted>,\"page\":1}"}"#),
             ("{\"token\":\t\"abc\"}", "{\"token\":\t<redacted>}"),
+            // A quoted value of `name=`: its closing quote may open the next JSON key.
+            (#""key=" "password": "pw""#, #""key="<redacted>"password": <redacted>"#),
+            (#"Digest username="ann", signature="ff00""#, #"Digest username="ann", signature="<redacted>""#),
         ])
     func redacts(_ input: String, _ expected: String) {
         #expect(Redaction.redactText(input) == expected)

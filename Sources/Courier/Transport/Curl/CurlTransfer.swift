@@ -126,7 +126,8 @@
             _ request: HTTPRequest, body: PreparedBody, timeout: Duration, tls: TLSOptions, cookieJar: OpaquePointer?,
             keptConnections: KeptConnections?
         ) throws(NetworkError) {
-            // The URL as text: libcurl parses it itself. Its scheme and host are those of `url`.
+            // The URL as text, which libcurl parses itself; `url`, the part before the query, has its
+            // scheme and host.
             let (text, url) = try request.wireURLText()
             try set(Int32(COURIER_CURLOPT_URL), text)
             try configureProtocols()
