@@ -44,7 +44,7 @@ public enum Redaction {
                 output.append(contentsOf: redactText(name, extra: extra).unicodeScalars)
                 output.append(contentsOf: scalars[key.name.upperBound..<key.valueStart])
                 let end = endOfValue(in: scalars, from: key.valueStart)
-                if key.name.lowerBound == index, scalars[key.valueStart] == "\"", end - 1 > key.valueStart,
+                if key.name.lowerBound == index, end - 1 > key.valueStart, scalars[key.valueStart] == "\"",
                     scalars[end - 1] == "\""
                 {
                     // `name="…"`: the quote that ends the value may be one that opens a JSON key

@@ -23,6 +23,7 @@ import Testing
             // A quoted value of `name=`: its closing quote may open the next JSON key.
             (#""key=" "password": "pw""#, #""key="<redacted>"password": <redacted>"#),
             (#"Digest username="ann", signature="ff00""#, #"Digest username="ann", signature="<redacted>""#),
+            ("a=1 key=", "a=1 key=<redacted>"), (#"key=""#, #"key=<redacted>"#),
         ])
     func redacts(_ input: String, _ expected: String) {
         #expect(Redaction.redactText(input) == expected)
