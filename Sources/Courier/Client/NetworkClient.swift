@@ -128,7 +128,7 @@ public actor NetworkClient {
         let context = InterceptorContext(client: self)
         let skipped = endpoint.skippedLayers
         let (id, entry) = inFlight.add()
-        let task = Task.detached(priority: Task.currentPriority) { [self] in
+        let operation: @Sendable () async throws -> Value = { [self] in
             try await gate?.admit(request.url)
             let response: HTTPResponse
             do {
@@ -137,6 +137,14 @@ public actor NetworkClient {
                 throw NetworkError.wrapping(error)
             }
             return try finish(response)
+        }
+        let task: Task<Value, any Error>
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            // Started on this thread, which runs the layers up to the transport's first wait at
+            // once, instead of waking another thread to pick the task up.
+            task = Task.immediateDetached(priority: Task.currentPriority, operation: operation)
+        } else {
+            task = Task.detached(priority: Task.currentPriority, operation: operation)
         }
         entry.attach { task.cancel() }
         let result = await withTaskCancellationHandler {

@@ -123,7 +123,8 @@ struct InterceptorChain: Sendable {
         _ request: HTTPRequest, from index: Int, context: InterceptorContext, skipping skipped: Set<InterceptorLayer>
     ) async throws -> HTTPResponse {
         var index = index
-        while index < interceptors.count, skipped.contains(interceptors[index].layer) { index += 1 }
+        // Most requests skip nothing: no layer's name is hashed for them.
+        while index < interceptors.count, !skipped.isEmpty, skipped.contains(interceptors[index].layer) { index += 1 }
         guard index < interceptors.count else { return try await transport.send(request) }
         let next = index + 1
         return try await interceptors[index].intercept(request, context: context) { request in

@@ -67,7 +67,7 @@ public struct SigningInterceptor: Interceptor {
         /// - Returns: The algorithm.
         public static func hmacSHA256(secret: Data, canonicalForm: CanonicalRequest.Version = .v2) -> Algorithm {
             Algorithm(canonicalForm: canonicalForm) { canonical in
-                Hashing.hmacSHA256(key: secret, message: canonical.utf8Data).hexString
+                canonical.withUTF8 { Hashing.hmacSHA256(key: secret, message: $0) }.hexString
             }
         }
 
@@ -177,10 +177,13 @@ public struct SigningInterceptor: Interceptor {
         let nonce = makeNonce()
         switch placement {
         case .parameters(let signatureName, let timestampName, let nonceName):
-            request.addParameters([timestampName: timestamp, nonceName: nonce], merge: .replaceExisting)
+            request.addParameters(
+                Parameters([.init(name: timestampName, value: timestamp), .init(name: nonceName, value: nonce)]),
+                merge: .replaceExisting)
             let canonical = CanonicalRequest(
                 request, version: algorithm.canonicalForm, excluding: signatureName, timestamp: timestamp, nonce: nonce)
-            request.addParameters([signatureName: try signature(of: canonical)], merge: .replaceExisting)
+            request.addParameters(
+                Parameters([.init(name: signatureName, value: try signature(of: canonical))]), merge: .replaceExisting)
         case .headers(let signatureName, let timestampName, let nonceName):
             let canonical = CanonicalRequest(
                 request, version: algorithm.canonicalForm, timestamp: timestamp, nonce: nonce)

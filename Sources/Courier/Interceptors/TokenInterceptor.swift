@@ -82,11 +82,18 @@ public struct TokenInterceptor: Interceptor {
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
-        let client = context.client(skipping: [.token])
-        let credential = try await refresher.currentCredential(client: client)
+        // The token fetch goes through the client without this layer.
+        let client = { context.client(skipping: [.token]) }
+        // Most requests find a valid token in a store read at once: no wait for an actor.
+        let credential =
+            if let stored = refresher.credentialWithoutWaiting() {
+                stored
+            } else {
+                try await refresher.currentCredential(client: client())
+            }
         let response = try await next(try attaching(credential.accessToken, to: request))
         guard isExpiry(response, context) else { return response }
-        let fresh = try await refresher.credential(newerThan: credential, client: client)
+        let fresh = try await refresher.credential(newerThan: credential, client: client())
         return try await next(try attaching(fresh.accessToken, to: request))
     }
 

@@ -58,6 +58,16 @@ actor TokenRefresher {
         self.leeway = max(leeway, .zero)
     }
 
+    /// The stored credential, read at once from a store that allows it (``CredentialSnapshot``),
+    /// when it is there and does not expire within the whole leeway; `nil` otherwise, for
+    /// ``currentCredential(client:)`` to decide. What it returns is what that would return:
+    /// the actor's own check can only shorten the leeway, never lengthen it.
+    nonisolated func credentialWithoutWaiting() -> Credential? {
+        guard let snapshot = store as? any CredentialSnapshot, let stored = snapshot.credentialNow else { return nil }
+        if let expiresAt = stored.expiresAt, expiresAt.timeIntervalSinceNow <= leeway.seconds { return nil }
+        return stored
+    }
+
     /// The stored credential, fetched first when there is none or it is about to expire.
     func currentCredential(client: ClientHandle) async throws(NetworkError) -> Credential {
         let stored = try await Self.read(store)

@@ -90,18 +90,20 @@ extension TokenStore {
 
 /// A ``TokenStore`` in memory.
 public actor InMemoryTokenStore: TokenStore {
-    private var current: Credential?
+    /// The credential behind a lock as well as the actor, so that the token layer reads it
+    /// without waiting for the actor on every request.
+    private nonisolated let current: LockedCredential
 
     /// Creates a store.
     /// - Parameter credential: The initial credential, if any.
-    public init(credential: Credential? = nil) { current = credential }
+    public init(credential: Credential? = nil) { current = LockedCredential(credential) }
 
     /// The current credential.
-    public func credential() async -> Credential? { current }
+    public func credential() async -> Credential? { current.value }
 
     /// Replaces the credential.
     /// - Parameter credential: The new credential.
-    public func setCredential(_ credential: Credential?) async { current = credential }
+    public func setCredential(_ credential: Credential?) async { current.value = credential }
 
     /// Stores `credential` if the current one is `expected`, atomically.
     /// - Parameters:
@@ -109,8 +111,39 @@ public actor InMemoryTokenStore: TokenStore {
     ///   - credential: The new credential.
     /// - Returns: Whether it was stored.
     public func replaceCredential(_ expected: Credential?, with credential: Credential) async -> Bool {
-        guard current == expected else { return false }
-        current = credential
-        return true
+        current.replace(expected, with: credential)
+    }
+}
+
+extension InMemoryTokenStore: CredentialSnapshot {
+    nonisolated var credentialNow: Credential? { current.value }
+}
+
+/// A store whose credential can be read at once, without waiting: the token layer reads it
+/// so on every request, and enters its refresher only when there is none or it is expiring.
+protocol CredentialSnapshot: Sendable {
+    /// The credential the store holds now.
+    var credentialNow: Credential? { get }
+}
+
+/// A credential behind a lock.
+final class LockedCredential: @unchecked Sendable {
+    private let lock = NSLock()
+    private var credential: Credential?
+
+    init(_ credential: Credential?) { self.credential = credential }
+
+    var value: Credential? {
+        get { lock.withLock { credential } }
+        set { lock.withLock { credential = newValue } }
+    }
+
+    /// Stores `new` if the credential is `expected`, in one step; whether it did.
+    func replace(_ expected: Credential?, with new: Credential) -> Bool {
+        lock.withLock {
+            guard credential == expected else { return false }
+            credential = new
+            return true
+        }
     }
 }

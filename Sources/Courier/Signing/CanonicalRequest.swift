@@ -121,12 +121,14 @@ public struct CanonicalRequest: Sendable, Hashable {
         return String(unsafeUninitializedCapacity: Self.joinedCount(lines)) { Self.join(lines, into: $0) }
     }
 
-    /// The UTF-8 bytes of ``string``, written once.
-    var utf8Data: Data {
+    /// Calls `body` with the UTF-8 bytes of ``string``, written once into memory that lasts
+    /// only for the call.
+    func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         let lines = self.lines
-        var data = Data(count: Self.joinedCount(lines))
-        data.withUnsafeMutableBytes { _ = Self.join(lines, into: $0.bindMemory(to: UInt8.self)) }
-        return data
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.joinedCount(lines)) { buffer in
+            let count = Self.join(lines, into: buffer)
+            return body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<count]))
+        }
     }
 
     /// The lines ``version`` signs, in order.
@@ -163,12 +165,75 @@ public struct CanonicalRequest: Sendable, Hashable {
 
     /// The `Host` header value libcurl sends for `url`, lower-cased: the port only when it is not
     /// the scheme's default, an IPv6 address in brackets.
-    private static func host(of url: URL) -> String {
-        guard var host = url.host, !host.isEmpty else { return "" }
-        // Copied only when there is something to lower-case: an ASCII capital, or text beyond ASCII.
-        if host.utf8.contains(where: { $0 >= 0x80 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) {
-            host = host.lowercased()
+    static func host(of url: URL) -> String {
+        var text = url.absoluteString
+        return text.withUTF8 { plainHost(in: $0) } ?? decodedHost(of: url)
+    }
+
+    /// ``host(of:)`` read straight from an `http(s)` URL's text when its authority is ASCII
+    /// letters, digits, `-._~`, brackets and a port: what most URLs are, and what needs no
+    /// decoding. `nil` for any other URL (a percent-escape, user info, text beyond ASCII).
+    static func plainHost(in text: UnsafeBufferPointer<UInt8>) -> String? {
+        let lower = { (byte: UInt8) in (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte }
+        let schemeLength = text.firstIndex(of: UInt8(ascii: ":")) ?? text.count
+        let scheme = text[..<schemeLength]
+        let defaultPort: Int
+        if scheme.elementsEqual("http".utf8, by: { lower($0) == $1 }) {
+            defaultPort = 80
+        } else if scheme.elementsEqual("https".utf8, by: { lower($0) == $1 }) {
+            defaultPort = 443
+        } else {
+            return nil
         }
+        let start = schemeLength + 3
+        guard text.count >= start, text[schemeLength + 1] == UInt8(ascii: "/"),
+            text[schemeLength + 2] == UInt8(ascii: "/")
+        else { return nil }
+        let isEnd = { (byte: UInt8) in
+            byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+        }
+        let authority = text[start...].prefix { !isEnd($0) }
+        let isHostByte = { (byte: UInt8) in
+            switch lower(byte) {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"),
+                UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                true
+            default: false
+            }
+        }
+        // The host: a bracketed IPv6 address (letters, digits and colons inside), or a name.
+        var hostEnd = authority.startIndex
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")),
+                authority[(hostEnd + 1)..<close].allSatisfy({ isHostByte($0) || $0 == UInt8(ascii: ":") })
+            else { return nil }
+            hostEnd = close + 1
+        } else {
+            hostEnd = authority.firstIndex { !isHostByte($0) } ?? authority.endIndex
+        }
+        guard hostEnd > authority.startIndex else { return nil }
+        // Then nothing, or `:` and the port's digits (none: the scheme's default).
+        var port: Int?
+        if hostEnd < authority.endIndex {
+            let digits = authority[(hostEnd + 1)...]
+            guard authority[hostEnd] == UInt8(ascii: ":"), digits.count <= 5,
+                digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+            else { return nil }
+            port = digits.isEmpty ? nil : digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        }
+        let name = authority[..<hostEnd]
+        let host = String(unsafeUninitializedCapacity: name.count) { output in
+            for (offset, byte) in name.enumerated() { output[offset] = lower(byte) }
+            return name.count
+        }
+        guard let port, port != defaultPort else { return host }
+        return host + ":\(port)"
+    }
+
+    /// ``host(of:)`` from the URL's decoded host, lower-cased beyond ASCII too.
+    static func decodedHost(of url: URL) -> String {
+        guard var host = url.host, !host.isEmpty else { return "" }
+        host = host.lowercased()
         if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") { host = "[" + host + "]" }
         guard let port = url.port else { return host }
         let defaultPort: Int? =

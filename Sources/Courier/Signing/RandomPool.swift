@@ -10,45 +10,65 @@ import Foundation
 ///
 /// Each call to libcrypto's generator has a fixed cost of about a microsecond, a fifth of the
 /// time it took to sign a request; from the pool a nonce costs a copy. No byte is handed out
-/// twice: a forked process never hands out the bytes its parent held, as the pool notes which
-/// process filled it and refills when that is not the one drawing.
+/// twice: a forked process never hands out the bytes its parent held, as the child empties its
+/// copy of the pool as it starts, in a `pthread_atfork` handler. (`fork()` runs those handlers;
+/// a process made by a raw `clone` system call, which runs none, is not one Courier supports.)
 final class RandomPool: @unchecked Sendable {
-    /// The pool nonces are drawn from. A fork waits for a draw from it in progress to finish,
-    /// so the child does not start with its lock held by a thread it does not have.
+    /// The pool nonces are drawn from. A fork waits for a draw in progress to finish, so the
+    /// child's copy is whole, and the child starts with the pool empty and its lock new.
     static let shared: RandomPool = {
+        // libcrypto is loaded here, not under the pool's lock: a library loaded while a fork
+        // waits for that lock could register fork handlers of its own and wait for the fork.
+        _ = SystemCrypto.isAvailable
         let pool = RandomPool()
         _ = pthread_atfork(
-            { RandomPool.shared.lock.lock() }, { RandomPool.shared.lock.unlock() },
-            { RandomPool.shared.lock.unlock() })
+            { RandomPool.shared.lock() }, { RandomPool.shared.unlock() }, { RandomPool.shared.forked() })
         return pool
     }()
 
     /// How many bytes one draw from the system takes.
     static let capacity = 4_096
 
-    private let lock = NSLock()
+    /// A plain mutex, made anew in a forked child (one the child's thread does not own cannot
+    /// be unlocked there on every platform).
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var bytes: [UInt8] = []
     /// The first byte not yet handed out.
     private var next = 0
-    /// The process that filled the pool.
-    private var owner: pid_t = 0
 
     /// An empty pool; it fills itself on its first draw.
-    init() {}
+    init() {
+        mutex = .allocate(capacity: 1)
+        precondition(pthread_mutex_init(mutex, nil) == 0, "a mutex could not be made")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
 
     /// `count` random bytes, no more than ``capacity``, as lower-case hexadecimal.
     func hexString(ofBytes count: Int) -> String {
         precondition(count >= 0 && count <= Self.capacity, "a draw larger than the pool")
-        let process = getpid()
-        return lock.withLock {
-            if process != owner || bytes.count - next < count {
-                bytes = SystemCrypto.randomBytes(Self.capacity)
-                precondition(bytes.count == Self.capacity, "the system gave fewer random bytes than asked")
-                next = 0
-                owner = process
-            }
-            defer { next += count }
-            return bytes[next..<next + count].hexString
+        lock()
+        defer { unlock() }
+        if bytes.count - next < count {
+            bytes = SystemCrypto.randomBytes(Self.capacity)
+            precondition(bytes.count == Self.capacity, "the system gave fewer random bytes than asked")
+            next = 0
         }
+        defer { next += count }
+        return bytes[next..<next + count].hexString
+    }
+
+    private func lock() { pthread_mutex_lock(mutex) }
+    private func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// In a child process, as it starts: the bytes left are its parent's, so none of them is
+    /// handed out, and the lock (taken before the fork by a thread the child does not have as
+    /// its own) is made anew.
+    func forked() {
+        next = bytes.count
+        precondition(pthread_mutex_init(mutex, nil) == 0, "a mutex could not be made")
     }
 }

@@ -13,7 +13,7 @@ package enum Hashing {
     package static func sha256(_ data: Data) -> [UInt8] { SystemCrypto.sha256(data) ?? SHA256.hash(data) }
 
     /// The HMAC-SHA256 of `message` under `key`.
-    package static func hmacSHA256(key: Data, message: Data) -> [UInt8] {
+    package static func hmacSHA256(key: Data, message: UnsafeRawBufferPointer) -> [UInt8] {
         SystemCrypto.hmacSHA256(key: key, message: message) ?? HMAC<SHA256>.authenticationCode(for: message, key: key)
     }
 
@@ -65,7 +65,7 @@ package enum SystemCrypto {
 
     /// - Parameter streaming: Whether HMAC may be built on libcrypto's streaming SHA-256 (Linux),
     ///   when it has one and is not in FIPS mode; `false` takes its one-shot `HMAC`.
-    package static func hmacSHA256(key: Data, message: Data, streaming: Bool = true) -> [UInt8]? {
+    package static func hmacSHA256(key: Data, message: UnsafeRawBufferPointer, streaming: Bool = true) -> [UInt8]? {
         #if canImport(CommonCrypto)
             var code = [UInt8](repeating: 0, count: Int(CC_SHA256_DIGEST_LENGTH))
             key.withNonNullBytes { keyBytes in
@@ -141,11 +141,19 @@ extension Data {
     /// Runs `body` with a pointer to the bytes that is never null (one to a zero byte when there
     /// are none), as C digest functions want.
     fileprivate func withNonNullBytes<Result>(_ body: (UnsafePointer<UInt8>) -> Result) -> Result {
-        if isEmpty {
+        withUnsafeBytes { $0.withNonNullBytes(body) }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Runs `body` with a pointer to the bytes that is never null (one to a zero byte when there
+    /// are none), as C digest functions want.
+    fileprivate func withNonNullBytes<Result>(_ body: (UnsafePointer<UInt8>) -> Result) -> Result {
+        guard let base = baseAddress, !isEmpty else {
             var zero: UInt8 = 0
             return body(&zero)
         }
-        return withUnsafeBytes { body($0.bindMemory(to: UInt8.self).baseAddress!) }
+        return body(base.assumingMemoryBound(to: UInt8.self))
     }
 }
 
@@ -228,7 +236,7 @@ extension Data {
 
         /// HMAC-SHA256 (RFC 2104) of `message` under `key`; `nil` if libcrypto reports a failure.
         /// The padded key, the inner digest and the hash state are wiped before it returns.
-        func hmac(key: Data, message: Data) -> [UInt8]? {
+        func hmac(key: Data, message: UnsafeRawBufferPointer) -> [UInt8]? {
             // Room for a `SHA256_CTX` (112 bytes in OpenSSL 1.1 and 3) with a margin, the padded
             // key and the inner digest.
             let (contextSize, blockSize, digestSize) = (256, 64, 32)
@@ -252,11 +260,10 @@ extension Data {
                 }
                 guard keyFits else { return nil }
                 for index in 0..<blockSize { pad[index] ^= 0x36 }
-                let innerDone = message.withUnsafeBytes { bytes in
+                let innerDone =
                     start(context) == 1 && update(context, pad, blockSize) == 1
-                        && (bytes.isEmpty || update(context, bytes.baseAddress, bytes.count) == 1)
-                        && finish(inner, context) == 1
-                }
+                    && (message.isEmpty || update(context, message.baseAddress, message.count) == 1)
+                    && finish(inner, context) == 1
                 guard innerDone else { return nil }
                 for index in 0..<blockSize { pad[index] ^= 0x36 ^ 0x5c }
                 var code = [UInt8](repeating: 0, count: digestSize)

@@ -83,7 +83,14 @@ import Testing
         let server = try LoopbackServer()
         server.route("/v1/orders", method: .post) { _ in
             .init(
-                status: 200, headers: ["Content-Type": "application/json", "Date": Self.httpDate(Date())],
+                // The second rounded up: the header's second then differs from the device's
+                // clock by less than the 2 s that count as a disagreement, however long (up to
+                // 2 s) the answer takes to arrive on a loaded machine.
+                status: 200,
+                headers: [
+                    "Content-Type": "application/json",
+                    "Date": Self.httpDate(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.up))),
+                ],
                 body: Data(#"{"code":1001,"msg":"timestamp expired"}"#.utf8))
         }
         let layer = SigningInterceptor(
