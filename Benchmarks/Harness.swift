@@ -72,8 +72,11 @@ enum Harness {
         repetitions: Int, count: Int, block: Int, warmUp: () async throws -> Void,
         senders: [() async throws -> Void]
     ) async throws -> [Double] {
+        precondition(block > 0 && count >= block, "each sender needs at least one whole block")
         try await warmUp()
         var rates = Array(repeating: [Double](), count: senders.count)
+        // The same orders in every run on one toolchain (the standard library's shuffle may
+        // differ between toolchains).
         var order = SplitMix64(seed: 2026)
         for _ in 0..<repetitions {
             var elapsed = Array(repeating: 0.0, count: senders.count)

@@ -67,6 +67,25 @@ public enum PercentEncoding {
         }
     }
 
+    /// Whether `text` may stand in a URL's query as it is (RFC 3986): unreserved characters,
+    /// `! $ & ' ( ) * + , ; = : @ / ?` and `%XX` escapes.
+    static func isQueryText(_ text: some StringProtocol) -> Bool {
+        let utf8 = Array(text.utf8)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < utf8.count, hexValue(utf8[index + 1]) != nil, hexValue(utf8[index + 2]) != nil
+                else { return false }
+                index += 3
+            } else {
+                guard isUnreserved(byte) || "!$&'()*+,;=:@/?".utf8.contains(byte) else { return false }
+                index += 1
+            }
+        }
+        return true
+    }
+
     /// Escapes every byte at an index for which `keep` is false.
     private static func escaping(_ utf8: [UInt8], keep: (Int) -> Bool) -> String {
         // Written straight into the string's storage: at most three bytes for each byte.

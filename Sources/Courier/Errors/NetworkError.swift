@@ -100,17 +100,18 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A one-line summary, safe to log: code, message, request, status, business code and
-    /// message, coding path and a redacted body snippet of at most ``snippetLimit`` bytes.
+    /// message, coding path and a redacted body snippet of at most ``snippetLimit`` bytes; each
+    /// message cut to its first 2,048 characters.
     public var description: String {
-        var parts = ["NetworkError.\(code): \(Redaction.redactText(message))"]
+        var parts = ["NetworkError.\(code): \(Self.redacted(message))"]
         if let request { parts.append("request: \(request)") }
         if let status { parts.append("status: \(status)") }
         if let businessCode { parts.append("business code: \(Self.shown(businessCode))") }
-        if let businessMessage { parts.append("business message: \(Redaction.redactText(businessMessage))") }
+        if let businessMessage { parts.append("business message: \(Self.redacted(businessMessage))") }
         if let codingPath { parts.append("coding path: \(codingPath)") }
         if let body, !body.isEmpty { parts.append("body: \(Self.snippet(of: body))") }
         if let underlying, !(underlying is NetworkError) {
-            parts.append("underlying: \(Redaction.redactText(String(describing: underlying)))")
+            parts.append("underlying: \(Self.redacted(String(describing: underlying)))")
         }
         return parts.joined(separator: "; ")
     }
@@ -123,6 +124,17 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
             hidden.contains($0.properties.generalCategory) ? "?" : $0
         }
         return String(String.UnicodeScalarView(scalars))
+    }
+
+    /// The most characters of a message (the server's, the error's, its cause's) that the
+    /// descriptions show: a server can send any length, and redacting costs more than the
+    /// length of the text.
+    static let messageLimit = 2_048
+
+    /// `text` redacted, cut to ``messageLimit`` characters first.
+    static func redacted(_ text: String) -> String {
+        guard text.count > messageLimit else { return Redaction.redactText(text) }
+        return Redaction.redactText(String(text.prefix(messageLimit))) + "… (\(text.count) characters)"
     }
 
     /// The most bytes of a body that ``description`` shows.
@@ -143,9 +155,10 @@ extension NetworkError: LocalizedError {
     /// A short text for the app's user: what the backend wrote for the user (``userMessage``),
     /// or for a business error its message ("insufficient balance"), otherwise the error's
     /// message. Secret values are redacted; the request, headers and body are never in it.
+    /// A text longer than 2,048 characters is cut there.
     public var errorDescription: String? {
         let backendText = [userMessage, code == .business ? businessMessage : nil].compactMap { $0 }
-        return Redaction.redactText(backendText.first { !$0.isEmpty } ?? message)
+        return Self.redacted(backendText.first { !$0.isEmpty } ?? message)
     }
 }
 

@@ -44,14 +44,13 @@ public enum Redaction {
                 output.append(contentsOf: redactText(name, extra: extra).unicodeScalars)
                 output.append(contentsOf: scalars[key.name.upperBound..<key.valueStart])
                 let end = endOfValue(in: scalars, from: key.valueStart)
-                if key.name.lowerBound == index, end - 1 > key.valueStart, scalars[key.valueStart] == "\"",
-                    scalars[end - 1] == "\""
-                {
-                    // `name="…"`: the quote that ends the value may be one that opens a JSON key
-                    // (`"key=" "password": …`, where the first quote closes a string), so it is
-                    // read again.
-                    output.append(contentsOf: ("\"" + placeholder).unicodeScalars)
-                    index = end - 1
+                if key.name.lowerBound == index, let quote = quoteAround(scalars, key.valueStart..<end) {
+                    // `name="…"` (or `name=\"…\"` inside a JSON string): the quote that ends the
+                    // value may be one that opens a JSON key (`"key=" "password": …`, where the
+                    // first quote closes a string), so it is read again.
+                    output.append(contentsOf: scalars[key.valueStart..<(key.valueStart + quote)])
+                    output.append(contentsOf: placeholder.unicodeScalars)
+                    index = end - quote
                 } else {
                     output.append(contentsOf: placeholder.unicodeScalars)
                     index = end
@@ -62,6 +61,17 @@ public enum Redaction {
             }
         }
         return String(output)
+    }
+
+    /// The length of the quote a value both starts and ends with: 1 for `"…"`, 2 for `\"…\"`;
+    /// `nil` when it is not quoted so.
+    private static func quoteAround(_ s: [Unicode.Scalar], _ value: Range<Int>) -> Int? {
+        for quote in [["\\", "\""], ["\""]] as [[Unicode.Scalar]] where value.count >= 2 * quote.count {
+            if s[value.prefix(quote.count)].elementsEqual(quote), s[value.suffix(quote.count)].elementsEqual(quote) {
+                return quote.count
+            }
+        }
+        return nil
     }
 
     /// Replaces the user information of every `scheme://user:password@host` in `text`, also

@@ -24,6 +24,12 @@ import Testing
             (#""key=" "password": "pw""#, #""key="<redacted>"password": <redacted>"#),
             (#"Digest username="ann", signature="ff00""#, #"Digest username="ann", signature="<redacted>""#),
             ("a=1 key=", "a=1 key=<redacted>"), (#"key=""#, #"key=<redacted>"#),
+            // The same inside a JSON string, where the quotes are escaped.
+            (#"{"body":"key=\" \"password\":\"pw\""}"#, #"{"body":"key=\"<redacted>\"password\":<redacted>"}"#),
+            (
+                #"{"error":"bad body {\"q\":\"reset token=\",\"password\":\"pw\"}"}"#,
+                #"{"error":"bad body {\"q\":\"reset token=\"<redacted>\"password\":<redacted>}"}"#
+            ),
         ])
     func redacts(_ input: String, _ expected: String) {
         #expect(Redaction.redactText(input) == expected)
@@ -106,5 +112,17 @@ import Testing
         forbidden.businessMessage = "token expired"
         forbidden.userMessage = "Please sign in again"
         #expect(forbidden.localizedDescription == "Please sign in again")
+    }
+
+    @Test("a server's message of any length is shown cut short, so redacting it stays quick")
+    func longMessage() {
+        var error = NetworkError(.business, "The backend answered code 1.")
+        // Each `://` sends redaction looking for a user name; a long run of them once took
+        // time that grew with the square of the length.
+        error.businessMessage = String(repeating: "a:// ", count: 1_000)
+        error.userMessage = error.businessMessage
+        #expect(error.description.count < 3 * 2_048)
+        #expect(error.description.contains("… (5000 characters)"))
+        #expect(error.localizedDescription.count < 2 * 2_048)
     }
 }

@@ -20,6 +20,16 @@ struct HTTPRequestTests {
         #expect(try emptyQuery.wireURL().absoluteString == "https://api.example.com/v1/orders")
     }
 
+    @Test(
+        "the URL text libcurl is given is the URL URLSession is given, byte for byte",
+        arguments: ["a|b", "x=1&flag", "sig=%FF", "q=a^b&r={}", "p=%zz", "t=%", "k=`v`", "s=a+b", "u=%7C&w=\\"])
+    func wireTextIsWireURL(query: String) throws {
+        var request = HTTPRequest(method: .get, url: try #require(URL(string: "https://h/p")))
+        request.query = Parameters.decoding(Substring(query))
+        let text = try request.wireURLText().text
+        #expect(text == (try request.wireURL().absoluteString))
+    }
+
     @Test("a URL relative to a base is resolved against it, as URLSession would; without a base it is refused")
     func relativeURL() throws {
         let base = URL(string: "https://api.example.com/v1/")!
