@@ -138,19 +138,20 @@ public actor NetworkClient {
             }
             return try finish(response)
         }
-        let task: Task<Value, any Error>
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            // Started on this thread, which runs the layers up to the transport's first wait at
-            // once, instead of waking another thread to pick the task up.
-            task = Task.immediateDetached(priority: Task.currentPriority, operation: operation)
-        } else {
-            task = Task.detached(priority: Task.currentPriority, operation: operation)
-        }
-        entry.attach { task.cancel() }
+        var task: Task<Value, any Error>?
+        #if compiler(>=6.2)
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                // Started on this thread, which runs the layers up to the transport's first wait
+                // at once, instead of waking another thread to pick the task up.
+                task = Task.immediateDetached(priority: Task.currentPriority, operation: operation)
+            }
+        #endif
+        let started = task ?? Task.detached(priority: Task.currentPriority, operation: operation)
+        entry.attach { started.cancel() }
         let result = await withTaskCancellationHandler {
-            await task.result
+            await started.result
         } onCancel: {
-            task.cancel()
+            started.cancel()
         }
         inFlight.remove(id)
         do {

@@ -154,10 +154,12 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
             var item = Item(
                 name: PercentEncoding.decode(parts[0]), value: parts.count > 1 ? PercentEncoding.decode(parts[1]) : "")
             let lossy = parts.count == 1 || (item.name + item.value).contains("\u{FFFD}") && !pair.contains("\u{FFFD}")
-            // Only text that is valid in a query as it stands is kept: every transport then
-            // sends the same bytes (`URL(string:)` would escape a `|` that libcurl sends as is).
-            if keepsText == .whenChanged || lossy, PercentEncoding.isQueryText(pair), item.encoded != pair {
-                item.written = String(pair)
+            // Text kept is visible ASCII without `#`, with what a query may not hold as it stands
+            // (a `|`, a lone `%`) escaped, as `URL(string:)` escapes it: every transport then
+            // sends the same bytes.
+            if keepsText == .whenChanged || lossy, pair.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != 0x23 }) {
+                let written = PercentEncoding.encodeQuery(pair)
+                if item.encoded != written { item.written = written }
             }
             result.items.append(item)
         }

@@ -57,33 +57,23 @@ public enum PercentEncoding {
     /// Percent-encodes text that is already URL syntax (an endpoint path): keeps `/`, the
     /// characters RFC 3986 allows in a path (`! $ & ' ( ) * + , ; = : @`) and `%XX` escapes that
     /// are already there; encodes spaces, `#`, `?`, a lone `%`, non-ASCII text and the rest.
-    static func encodePath(_ text: some StringProtocol) -> String {
+    static func encodePath(_ text: some StringProtocol) -> String { encode(text, keeping: "/!$&'()*+,;=:@") }
+
+    /// Percent-encodes text that is already a query's `name=value` (one a server or the caller
+    /// wrote): keeps what RFC 3986 allows in a query (unreserved characters,
+    /// `! $ & ' ( ) * + , ; = : @ / ?`) and the `%XX` escapes already there, as `URL(string:)`
+    /// does; encodes a lone `%`, `|`, `[`, `]`, spaces and the rest.
+    static func encodeQuery(_ text: some StringProtocol) -> String { encode(text, keeping: "/?!$&'()*+,;=:@") }
+
+    /// Percent-encodes all but unreserved characters, those in `kept` and `%XX` escapes.
+    private static func encode(_ text: some StringProtocol, keeping kept: String) -> String {
         let utf8 = Array(text.utf8)
         return escaping(utf8) { index in
             let byte = utf8[index]
-            if isUnreserved(byte) || "/!$&'()*+,;=:@".utf8.contains(byte) { return true }
+            if isUnreserved(byte) || kept.utf8.contains(byte) { return true }
             return byte == UInt8(ascii: "%") && index + 2 < utf8.count && hexValue(utf8[index + 1]) != nil
                 && hexValue(utf8[index + 2]) != nil
         }
-    }
-
-    /// Whether `text` may stand in a URL's query as it is (RFC 3986): unreserved characters,
-    /// `! $ & ' ( ) * + , ; = : @ / ?` and `%XX` escapes.
-    static func isQueryText(_ text: some StringProtocol) -> Bool {
-        let utf8 = Array(text.utf8)
-        var index = 0
-        while index < utf8.count {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: "%") {
-                guard index + 2 < utf8.count, hexValue(utf8[index + 1]) != nil, hexValue(utf8[index + 2]) != nil
-                else { return false }
-                index += 3
-            } else {
-                guard isUnreserved(byte) || "!$&'()*+,;=:@/?".utf8.contains(byte) else { return false }
-                index += 1
-            }
-        }
-        return true
     }
 
     /// Escapes every byte at an index for which `keep` is false.

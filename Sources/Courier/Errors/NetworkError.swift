@@ -131,10 +131,14 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     /// length of the text.
     static let messageLimit = 2_048
 
-    /// `text` redacted, cut to ``messageLimit`` characters first.
+    /// `text` redacted, cut to ``messageLimit`` characters first. The cut drops the word it
+    /// falls in: cut short, a secret may no longer look like one (a URL's user name and
+    /// password end at its `@`).
     static func redacted(_ text: String) -> String {
         guard text.count > messageLimit else { return Redaction.redactText(text) }
-        return Redaction.redactText(String(text.prefix(messageLimit))) + "… (\(text.count) characters)"
+        let cut = text.prefix(messageLimit)
+        let kept = cut[..<(cut.lastIndex { $0.isWhitespace || "\"'&;,<>".contains($0) } ?? cut.startIndex)]
+        return Redaction.redactText(String(kept)) + "… (\(text.count) characters)"
     }
 
     /// The most bytes of a body that ``description`` shows.

@@ -17,10 +17,11 @@ final class RandomPool: @unchecked Sendable {
     /// The pool nonces are drawn from. A fork waits for a draw in progress to finish, so the
     /// child's copy is whole, and the child starts with the pool empty and its lock new.
     static let shared: RandomPool = {
-        // libcrypto is loaded here, not under the pool's lock: a library loaded while a fork
-        // waits for that lock could register fork handlers of its own and wait for the fork.
-        _ = SystemCrypto.isAvailable
+        // The first draw (which loads libcrypto and sets up its generator) happens here, not
+        // under the pool's lock once it is shared: set-up that registers fork handlers of its
+        // own while a fork waits for that lock would wait for the fork.
         let pool = RandomPool()
+        pool.refill()
         _ = pthread_atfork(
             { RandomPool.shared.lock() }, { RandomPool.shared.unlock() }, { RandomPool.shared.forked() })
         return pool
@@ -29,8 +30,7 @@ final class RandomPool: @unchecked Sendable {
     /// How many bytes one draw from the system takes.
     static let capacity = 4_096
 
-    /// A plain mutex, made anew in a forked child (one the child's thread does not own cannot
-    /// be unlocked there on every platform).
+    /// A plain mutex, made anew in a forked child.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var bytes: [UInt8] = []
     /// The first byte not yet handed out.
@@ -52,21 +52,25 @@ final class RandomPool: @unchecked Sendable {
         precondition(count >= 0 && count <= Self.capacity, "a draw larger than the pool")
         lock()
         defer { unlock() }
-        if bytes.count - next < count {
-            bytes = SystemCrypto.randomBytes(Self.capacity)
-            precondition(bytes.count == Self.capacity, "the system gave fewer random bytes than asked")
-            next = 0
-        }
+        if bytes.count - next < count { refill() }
         defer { next += count }
         return bytes[next..<next + count].hexString
+    }
+
+    /// Fills the pool anew.
+    private func refill() {
+        bytes = SystemCrypto.randomBytes(Self.capacity)
+        precondition(bytes.count == Self.capacity, "the system gave fewer random bytes than asked")
+        next = 0
     }
 
     private func lock() { pthread_mutex_lock(mutex) }
     private func unlock() { pthread_mutex_unlock(mutex) }
 
     /// In a child process, as it starts: the bytes left are its parent's, so none of them is
-    /// handed out, and the lock (taken before the fork by a thread the child does not have as
-    /// its own) is made anew.
+    /// handed out. The lock, taken before the fork, is made anew rather than unlocked: the
+    /// thread that took it is the child's, but not every platform lets a child unlock a mutex
+    /// its parent locked.
     func forked() {
         next = bytes.count
         precondition(pthread_mutex_init(mutex, nil) == 0, "a mutex could not be made")

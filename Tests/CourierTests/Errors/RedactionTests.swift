@@ -124,5 +124,10 @@ import Testing
         #expect(error.description.count < 3 * 2_048)
         #expect(error.description.contains("… (5000 characters)"))
         #expect(error.localizedDescription.count < 2 * 2_048)
+        // A cut in the middle of a secret drops it whole.
+        for url in ["https://ann:hunter2@host/", "https%3A%2F%2Fann%3Ahunter2%40host", #"https:\/\/ann:hunter2@host"#] {
+            error.businessMessage = String(repeating: "x", count: 2_030) + " " + url
+            #expect(!error.description.contains("hunt"), "\(url)")
+        }
     }
 }
