@@ -44,10 +44,10 @@ public enum Redaction {
                 output.append(contentsOf: redactText(name, extra: extra).unicodeScalars)
                 output.append(contentsOf: scalars[key.name.upperBound..<key.valueStart])
                 let end = endOfValue(in: scalars, from: key.valueStart)
-                if key.name.lowerBound == index, let quote = quoteAround(scalars, key.valueStart..<end) {
-                    // `name="…"` (or `name=\"…\"` inside a JSON string): the quote that ends the
-                    // value may be one that opens a JSON key (`"key=" "password": …`, where the
-                    // first quote closes a string), so it is read again.
+                if let quote = quoteAround(scalars, key.valueStart..<end), quote == 2 || key.name.lowerBound == index {
+                    // `name="…"`, or any value written `\"…\"` inside a JSON string: the quote
+                    // that ends the value may be one that opens a key (`"key=" "password": …`,
+                    // where the first quote closes a string), so it is read again.
                     output.append(contentsOf: scalars[key.valueStart..<(key.valueStart + quote)])
                     output.append(contentsOf: placeholder.unicodeScalars)
                     index = end - quote

@@ -17,18 +17,26 @@ import Testing
             // a JSON string (a body logged as text), also with an escaped quote in the value.
             (#"{"note token=abc": 1}"#, #"{"note token=<redacted>": <redacted>}"#),
             (#"{"sign=v2": "S"}"#, #"{"sign=<redacted>": <redacted>}"#),
-            (#"{"body":"{\"token\":\"abc\",\"page\":1}"}"#, #"{"body":"{\"token\":<redacted>,\"page\":1}"}"#),
-            (#"{"body":"{\"password\":\"p\\\"ss\",\"page\":1}"}"#, #"{"body":"{\"password\":<redacted>,\"page\":1}"}"#),
+            (#"{"body":"{\"token\":\"abc\",\"page\":1}"}"#, #"{"body":"{\"token\":\"<redacted>\",\"page\":1}"}"#),
+            (
+                #"{"body":"{\"password\":\"p\\\"ss\",\"page\":1}"}"#,
+                #"{"body":"{\"password\":\"<redacted>\",\"page\":1}"}"#
+            ),
             ("{\"token\":\t\"abc\"}", "{\"token\":\t<redacted>}"),
             // A quoted value of `name=`: its closing quote may open the next JSON key.
             (#""key=" "password": "pw""#, #""key="<redacted>"password": <redacted>"#),
             (#"Digest username="ann", signature="ff00""#, #"Digest username="ann", signature="<redacted>""#),
             ("a=1 key=", "a=1 key=<redacted>"), (#"key=""#, #"key=<redacted>"#),
-            // The same inside a JSON string, where the quotes are escaped.
-            (#"{"body":"key=\" \"password\":\"pw\""}"#, #"{"body":"key=\"<redacted>\"password\":<redacted>"}"#),
+            // The same inside a JSON string, where the quotes are escaped; also after a key
+            // in quotes whose value is such a string.
+            (
+                #"{"body":"key=\":\""} \"token\":\"v\""#,
+                #"{"body":"key=<redacted>":\"<redacted>\"token\":\"<redacted>\""#
+            ),
+            (#"{"body":"key=\" \"password\":\"pw\""}"#, #"{"body":"key=\"<redacted>\"password\":\"<redacted>\""}"#),
             (
                 #"{"error":"bad body {\"q\":\"reset token=\",\"password\":\"pw\"}"}"#,
-                #"{"error":"bad body {\"q\":\"reset token=\"<redacted>\"password\":<redacted>}"}"#
+                #"{"error":"bad body {\"q\":\"reset token=\"<redacted>\"password\":\"<redacted>\"}"}"#
             ),
         ])
     func redacts(_ input: String, _ expected: String) {
@@ -45,7 +53,7 @@ import Testing
         #expect(Redaction.isSecret("idCard", extra: ["idcard"]))
         #expect(
             Redaction.redactText(#"{"body":"{\"pin\":\"1234\"}"}"#, extra: ["pin"])
-                == #"{"body":"{\"pin\":<redacted>}"}"#)
+                == #"{"body":"{\"pin\":\"<redacted>\"}"}"#)
     }
 
     @Test(
