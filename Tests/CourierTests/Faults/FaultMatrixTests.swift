@@ -246,10 +246,16 @@ import Testing
         let row = Self.overlongAnswers[index]
         let smuggled = "HTTP/1.1 200 OK\r\n\(Self.json)Content-Length: 5\r\n\r\nstale"
         let fresh = Self.answer("HTTP/1.1 200 OK\r\n\(Self.json)Content-Length: 5\r\n", "fresh")
+        // Sent with it: in the same write, so the bytes arrive together whatever the machine's
+        // load (written apart, they could arrive after the next request went out, and then no
+        // client can tell them from its answer). Later: once the answer has been read.
+        let extra: [FaultServer.Step] =
+            later
+            ? [Self.answer(row.head, "hi"), .pause(.milliseconds(100)), .send(smuggled)]
+            : [Self.answer(row.head, "hi" + smuggled)]
         let server = try FaultServer { connection in
             connection == 0
-                ? [
-                    .readRequest, Self.answer(row.head, "hi"), .pause(.milliseconds(later ? 100 : 0)), .send(smuggled),
+                ? [.readRequest] + extra + [
                     .readRequest, Self.answer("HTTP/1.1 200 OK\r\n\(Self.json)Content-Length: 6\r\n", "reused"),
                     .waitForHangUp,
                 ]

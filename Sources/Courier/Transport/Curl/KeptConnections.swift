@@ -6,6 +6,8 @@
     /// earlier answer sent past its end (a 204 or a `HEAD` answer with a body, a body longer
     /// than its `Content-Length`). libcurl before 8.0 would read them as the next answer.
     /// libcurl tells the ports before a request goes, but the socket only after a transfer.
+    /// Bytes that arrive after that check, while the request goes out, cannot be told from its
+    /// answer, by this or any client.
     ///
     /// `@unchecked Sendable`: used on the event-loop thread only (libcurl's callbacks).
     final class KeptConnections: @unchecked Sendable {
