@@ -176,15 +176,7 @@ public struct CanonicalRequest: Sendable, Hashable {
     static func plainHost(in text: UnsafeBufferPointer<UInt8>) -> String? {
         let lower = { (byte: UInt8) in (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte }
         let schemeLength = text.firstIndex(of: UInt8(ascii: ":")) ?? text.count
-        let scheme = text[..<schemeLength]
-        let defaultPort: Int
-        if scheme.elementsEqual("http".utf8, by: { lower($0) == $1 }) {
-            defaultPort = 80
-        } else if scheme.elementsEqual("https".utf8, by: { lower($0) == $1 }) {
-            defaultPort = 443
-        } else {
-            return nil
-        }
+        guard let defaultPort = defaultPort(ofScheme: text[..<schemeLength]) else { return nil }
         let start = schemeLength + 3
         guard text.count >= start, text[schemeLength + 1] == UInt8(ascii: "/"),
             text[schemeLength + 2] == UInt8(ascii: "/")
@@ -236,13 +228,18 @@ public struct CanonicalRequest: Sendable, Hashable {
         host = host.lowercased()
         if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") { host = "[" + host + "]" }
         guard let port = url.port else { return host }
-        let defaultPort: Int? =
-            switch url.scheme?.lowercased() {
-            case "http": 80
-            case "https": 443
-            default: nil
+        return port == url.scheme.flatMap({ defaultPort(ofScheme: $0.utf8) }) ? host : host + ":\(port)"
+    }
+
+    /// The port URLs of a scheme (in any case) mean when they name none: 80 for `http`, 443
+    /// for `https`; `nil` for other schemes.
+    private static func defaultPort(ofScheme scheme: some Collection<UInt8>) -> Int? {
+        let equals = { (name: String) in
+            scheme.elementsEqual(name.utf8) {
+                ((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0) == $1
             }
-        return port == defaultPort ? host : host + ":\(port)"
+        }
+        return equals("http") ? 80 : equals("https") ? 443 : nil
     }
 }
 
