@@ -39,6 +39,37 @@ extension HTTPRequest {
         }
     }
 
+    /// Gives the last parameter named `name` where ``addParameters(_:merge:)`` puts parameters
+    /// the value `value` (appending one if there is none): for a value known only once the
+    /// others are in place, a signature.
+    /// - Parameters:
+    ///   - name: The parameter's name.
+    ///   - value: Its value.
+    mutating func setLastParameter(named name: String, to value: String) {
+        let inQuery = method.carriesParametersInQuery
+        func set(in list: inout Parameters) {
+            if let index = list.items.lastIndex(where: { $0.name == name }) {
+                list.items[index].value = value
+            } else {
+                list.append(name: name, value: value)
+            }
+        }
+        switch body {
+        case .form(var form) where !inQuery:
+            body = .none
+            set(in: &form)
+            body = .form(form)
+        case .multipart(var form) where !inQuery:
+            body = .none
+            set(in: &form.fields)
+            body = .multipart(form)
+        case .none where !inQuery:
+            body = .form(Parameters([.init(name: name, value: value)]))
+        default:
+            set(in: &query)
+        }
+    }
+
     /// Like ``addParameters(_:merge:)``, but a JSON object body of a method that carries
     /// parameters in its body takes them as string members (never used after signing).
     /// - Throws: ``NetworkError/Code/invalidRequest`` when that JSON body is not an object.

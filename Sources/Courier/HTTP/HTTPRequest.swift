@@ -147,37 +147,33 @@ public struct HTTPRequest: Sendable {
         return (query.isEmpty ? base.absoluteString : base.absoluteString + "?" + query.encoded, base)
     }
 
-    /// The percent-encoded path that goes on the wire (`/` when empty): the path of
-    /// ``wireURL()``, which is what a signature covers. A URL made relative to a base gives its
-    /// full path (`b` against `https://h/a/` is `/a/b`), as the transports send it.
-    var wirePath: String {
-        var text = ((try? unqueriedWireURL()) ?? url).absoluteString
-        // Read from the URL's text, as libcurl sends it: after `scheme://authority` (neither holds
-        // a `/`, `?` or `#`), up to the query or fragment.
-        return text.withUTF8 { bytes in
-            let slash = UInt8(ascii: "/")
-            let colon = UInt8(ascii: ":")
-            let isEnd = { (byte: UInt8) in byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") }
-            var index = 0
-            while index < bytes.count, bytes[index] != colon, bytes[index] != slash, !isEnd(bytes[index]) {
-                index += 1
-            }
-            if index + 2 < bytes.count, bytes[index] == colon, bytes[index + 1] == slash, bytes[index + 2] == slash {
-                index += 3
-                while index < bytes.count, bytes[index] != slash, !isEnd(bytes[index]) { index += 1 }
-            } else {
-                index = 0  // no scheme and authority: the text is a path reference
-            }
-            var end = index
-            while end < bytes.count, !isEnd(bytes[end]) { end += 1 }
-            guard end > index else { return "/" }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)
+    /// The percent-encoded path that goes on the wire (`/` when empty), read from the text of
+    /// the URL ``wireURL()`` starts with, as libcurl sends it: after `scheme://authority`
+    /// (neither holds a `/`, `?` or `#`), up to the query or fragment. A URL made relative to a
+    /// base gives its full path (`b` against `https://h/a/` is `/a/b`).
+    static func wirePath(inText bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let slash = UInt8(ascii: "/")
+        let colon = UInt8(ascii: ":")
+        let isEnd = { (byte: UInt8) in byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") }
+        var index = 0
+        while index < bytes.count, bytes[index] != colon, bytes[index] != slash, !isEnd(bytes[index]) {
+            index += 1
         }
+        if index + 2 < bytes.count, bytes[index] == colon, bytes[index + 1] == slash, bytes[index + 2] == slash {
+            index += 3
+            while index < bytes.count, bytes[index] != slash, !isEnd(bytes[index]) { index += 1 }
+        } else {
+            index = 0  // no scheme and authority: the text is a path reference
+        }
+        var end = index
+        while end < bytes.count, !isEnd(bytes[end]) { end += 1 }
+        guard end > index else { return "/" }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self)
     }
 
     /// ``url`` with dot-segments removed from its path. The path is replaced as text, so the
     /// rest of the URL stays byte for byte as it was.
-    private func unqueriedWireURL() throws(NetworkError) -> URL {
+    func unqueriedWireURL() throws(NetworkError) -> URL {
         // A URL relative to a base set after the request was made is resolved here.
         let url = url.baseURL == nil ? url : url.absoluteURL
         // Every dot-segment starts with `/.` or `/%2E`; most URLs have none and are sent as they are.

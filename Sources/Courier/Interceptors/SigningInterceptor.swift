@@ -66,8 +66,9 @@ public struct SigningInterceptor: Interceptor {
         ///     by default.
         /// - Returns: The algorithm.
         public static func hmacSHA256(secret: Data, canonicalForm: CanonicalRequest.Version = .v2) -> Algorithm {
-            Algorithm(canonicalForm: canonicalForm) { canonical in
-                canonical.withUTF8 { Hashing.hmacSHA256(key: secret, message: $0) }.hexString
+            let key = Hashing.hmacSHA256(key: secret)
+            return Algorithm(canonicalForm: canonicalForm) { canonical in
+                canonical.withUTF8 { key.code(for: $0) }.hexString
             }
         }
 
@@ -100,7 +101,9 @@ public struct SigningInterceptor: Interceptor {
 
     /// Where the signature, timestamp and nonce are sent.
     public enum Placement: Sendable, Hashable {
-        /// As parameters with these names.
+        /// As parameters with these names. The signature's must differ from the other two: a
+        /// request signed with it named like the timestamp or the nonce fails with
+        /// ``NetworkError/Code/invalidRequest``.
         case parameters(signature: String = "sign", timestamp: String = "timestamp", nonce: String = "nonce")
         /// As headers with these names.
         case headers(signature: String = "X-KC-HMAC", timestamp: String = "X-KC-TIME", nonce: String = "X-KC-NONCE")
@@ -142,8 +145,8 @@ public struct SigningInterceptor: Interceptor {
     ///   - context: Reads business codes.
     ///   - next: The inner layers.
     /// - Returns: The response of the inner layers.
-    /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails; whatever `next`
-    ///   throws.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` when the request cannot be signed (see
+    ///   ``sign(_:)``); whatever `next` throws.
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
@@ -161,7 +164,8 @@ public struct SigningInterceptor: Interceptor {
     /// The request with timestamp, nonce and signature added.
     /// - Parameter request: The request with every other parameter in place.
     /// - Returns: The signed request.
-    /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails, or the signature
+    ///   parameter is named like the timestamp or the nonce.
     public func sign(_ request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
         try sign(request, offset: offset.current)
     }
@@ -177,13 +181,19 @@ public struct SigningInterceptor: Interceptor {
         let nonce = makeNonce()
         switch placement {
         case .parameters(let signatureName, let timestampName, let nonceName):
+            guard signatureName != timestampName, signatureName != nonceName else {
+                throw NetworkError(
+                    .invalidRequest, "The signature parameter needs a name the timestamp and nonce do not have.")
+            }
+            // All three go in at once, the signature empty (it is not signed) until it is known.
             request.addParameters(
-                Parameters([.init(name: timestampName, value: timestamp), .init(name: nonceName, value: nonce)]),
-                merge: .replaceExisting)
+                Parameters([
+                    .init(name: timestampName, value: timestamp), .init(name: nonceName, value: nonce),
+                    .init(name: signatureName, value: ""),
+                ]), merge: .replaceExisting)
             let canonical = CanonicalRequest(
                 request, version: algorithm.canonicalForm, excluding: signatureName, timestamp: timestamp, nonce: nonce)
-            request.addParameters(
-                Parameters([.init(name: signatureName, value: try signature(of: canonical))]), merge: .replaceExisting)
+            request.setLastParameter(named: signatureName, to: try signature(of: canonical))
         case .headers(let signatureName, let timestampName, let nonceName):
             let canonical = CanonicalRequest(
                 request, version: algorithm.canonicalForm, timestamp: timestamp, nonce: nonce)

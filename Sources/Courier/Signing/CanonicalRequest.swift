@@ -94,8 +94,12 @@ public struct CanonicalRequest: Sendable, Hashable {
     ) {
         self.version = version
         method = request.method.rawValue
-        host = Self.host(of: request.url)
-        path = request.wirePath
+        // Host and path are read from the text of the URL as it goes on the wire.
+        let url = (try? request.unqueriedWireURL()) ?? request.url
+        var text = url.absoluteString
+        (host, path) = text.withUTF8 {
+            (Self.plainHost(in: $0) ?? Self.decodedHost(of: url), HTTPRequest.wirePath(inText: $0))
+        }
         var form: [Parameters.Item] = []
         var body = Data()
         switch request.body {
@@ -104,12 +108,8 @@ public struct CanonicalRequest: Sendable, Hashable {
         case .json(let data), .data(let data, _): body = data
         case .none, .file: break
         }
-        // Every parameter is encoded once into one buffer and the lot sorted once; each list
-        // takes its pairs from there.
-        let pairs = SortedPairs(query: request.query.items, form: form, excluding: excluding)
-        sortedQuery = pairs.joined(inQuery: true)
-        sortedForm = pairs.joined(inQuery: false)
-        sortedParameters = form.isEmpty ? sortedQuery : pairs.joined(inQuery: nil)
+        (sortedQuery, sortedForm, sortedParameters) = SortedParameters.lists(
+            query: request.query.items, form: form, excluding: excluding)
         self.timestamp = timestamp
         self.nonce = nonce
         bodyHash = body.isEmpty ? Self.emptyBodyHash : Hashing.sha256(body).hexString
@@ -117,42 +117,61 @@ public struct CanonicalRequest: Sendable, Hashable {
 
     /// The lines of ``version`` joined with `\n` (no trailing newline): the text HMAC-SHA256 signs.
     public var string: String {
-        let lines = self.lines
-        return String(unsafeUninitializedCapacity: Self.joinedCount(lines)) { Self.join(lines, into: $0) }
+        String(unsafeUninitializedCapacity: joinedCount) { join(into: $0) }
     }
 
     /// Calls `body` with the UTF-8 bytes of ``string``, written once into memory that lasts
     /// only for the call.
     func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        let lines = self.lines
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.joinedCount(lines)) { buffer in
-            let count = Self.join(lines, into: buffer)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: joinedCount) { buffer in
+            let count = join(into: buffer)
             return body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<count]))
         }
     }
 
-    /// The lines ``version`` signs, in order.
-    private var lines: [String] {
-        version == .v1
-            ? [method, path, sortedParameters, timestamp, nonce, bodyHash]
-            : ["COURIER-V2", method, host, path, sortedQuery, sortedForm, bodyHash, timestamp, nonce]
+    /// Calls `body` with each line ``version`` signs, in order.
+    private func forEachLine(_ body: (String) -> Void) {
+        // One call a line, not a loop over an array of them: no array is made for each request.
+        if version == .v1 {
+            body(method)
+            body(path)
+            body(sortedParameters)
+            body(timestamp)
+            body(nonce)
+            body(bodyHash)
+        } else {
+            body("COURIER-V2")
+            body(method)
+            body(host)
+            body(path)
+            body(sortedQuery)
+            body(sortedForm)
+            body(bodyHash)
+            body(timestamp)
+            body(nonce)
+        }
     }
 
-    /// The bytes `lines` take joined with `\n`.
-    private static func joinedCount(_ lines: [String]) -> Int {
-        lines.reduce(lines.count - 1) { $0 + $1.utf8.count }
+    /// The bytes the lines take joined with `\n`.
+    private var joinedCount: Int {
+        var count = -1
+        forEachLine { count += 1 + $0.utf8.count }
+        return count
     }
 
-    /// Writes `lines` joined with `\n` into `output`, which has room for ``joinedCount(_:)``
+    /// Writes the lines joined with `\n` into `output`, which has room for ``joinedCount``
     /// bytes, and returns how many it wrote.
-    private static func join(_ lines: [String], into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        precondition(output.count >= joinedCount(lines), "no room to join the lines")
+    private func join(into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(output.count >= joinedCount, "no room to join the lines")
         var count = 0
-        for (index, var line) in lines.enumerated() {
-            if index > 0 {
+        var isFirst = true
+        forEachLine { line in
+            if !isFirst {
                 output[count] = UInt8(ascii: "\n")
                 count += 1
             }
+            isFirst = false
+            var line = line
             count += line.withUTF8 {
                 UnsafeMutableBufferPointer(rebasing: output[count...]).initialize(fromContentsOf: $0)
             }
@@ -163,16 +182,11 @@ public struct CanonicalRequest: Sendable, Hashable {
     /// The SHA-256 of no bytes, which most requests sign (no body, a form, a file).
     private static let emptyBodyHash = Hashing.sha256(Data()).hexString
 
-    /// The `Host` header value libcurl sends for `url`, lower-cased: the port only when it is not
-    /// the scheme's default, an IPv6 address in brackets.
-    static func host(of url: URL) -> String {
-        var text = url.absoluteString
-        return text.withUTF8 { plainHost(in: $0) } ?? decodedHost(of: url)
-    }
-
-    /// ``host(of:)`` read straight from an `http(s)` URL's text when its authority is ASCII
-    /// letters, digits, `-._~`, brackets and a port: what most URLs are, and what needs no
-    /// decoding. `nil` for any other URL (a percent-escape, user info, text beyond ASCII).
+    /// The `Host` header value libcurl sends, lower-cased (the port only when it is not the
+    /// scheme's default, an IPv6 address in brackets), read straight from an `http(s)` URL's
+    /// text when its authority is ASCII letters, digits, `-._~`, brackets and a port: what most
+    /// URLs are, and what needs no decoding. `nil` for any other URL (a percent-escape, user
+    /// info, text beyond ASCII).
     static func plainHost(in text: UnsafeBufferPointer<UInt8>) -> String? {
         let lower = { (byte: UInt8) in (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte }
         let schemeLength = text.firstIndex(of: UInt8(ascii: ":")) ?? text.count
@@ -222,84 +236,25 @@ public struct CanonicalRequest: Sendable, Hashable {
         return host + ":\(port)"
     }
 
-    /// ``host(of:)`` from the URL's decoded host, lower-cased beyond ASCII too.
+    /// ``plainHost(in:)`` from the URL's decoded host, lower-cased beyond ASCII too.
     static func decodedHost(of url: URL) -> String {
         guard var host = url.host, !host.isEmpty else { return "" }
         host = host.lowercased()
         if host.utf8.contains(UInt8(ascii: ":")), !host.hasPrefix("[") { host = "[" + host + "]" }
         guard let port = url.port else { return host }
-        return port == url.scheme.flatMap({ defaultPort(ofScheme: $0.utf8) }) ? host : host + ":\(port)"
+        guard var scheme = url.scheme else { return host + ":\(port)" }
+        return port == scheme.withUTF8({ defaultPort(ofScheme: $0[...]) }) ? host : host + ":\(port)"
     }
 
     /// The port URLs of a scheme (in any case) mean when they name none: 80 for `http`, 443
     /// for `https`; `nil` for other schemes.
-    private static func defaultPort(ofScheme scheme: some Collection<UInt8>) -> Int? {
-        let equals = { (name: String) in
-            scheme.elementsEqual(name.utf8) {
-                ((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0) == $1
+    private static func defaultPort(ofScheme scheme: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        // `| 0x20` lower-cases a letter, and turns no other byte into one of these letters.
+        func equals(_ name: StaticString) -> Bool {
+            scheme.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)) {
+                $0 | 0x20 == $1
             }
         }
         return equals("http") ? 80 : equals("https") ? 443 : nil
-    }
-}
-
-/// The query and form parameters of a request as `name=value` pairs, percent-encoded as on the
-/// wire, in one buffer, sorted by their bytes.
-private struct SortedPairs {
-    private let bytes: [UInt8]
-    private let pairs: [(range: Range<Int>, inQuery: Bool)]
-
-    /// The pairs of `query` and `form` but those named `excluding`.
-    init(query: [Parameters.Item], form: [Parameters.Item], excluding: String?) {
-        let capacity = query.reduce(0) { $0 + $1.maximumEncodedCount } + form.reduce(0) { $0 + $1.maximumEncodedCount }
-        var pairs: [(range: Range<Int>, inQuery: Bool)] = []
-        pairs.reserveCapacity(query.count + form.count)
-        bytes = [UInt8](unsafeUninitializedCapacity: capacity) { output, count in
-            count = 0
-            for inQuery in [true, false] {
-                for item in inQuery ? query : form where item.name != excluding {
-                    let start = count
-                    count = item.writeEncoded(to: output, at: count)
-                    pairs.append((start..<count, inQuery))
-                }
-            }
-        }
-        bytes.withUnsafeBufferPointer { buffer in
-            pairs.sort { Self.precedes(buffer, $0.range, $1.range) }
-        }
-        self.pairs = pairs
-    }
-
-    /// The pairs of the query (`true`), the form (`false`) or both (`nil`) joined with `&`.
-    func joined(inQuery: Bool?) -> String {
-        let chosen = { (pair: (range: Range<Int>, inQuery: Bool)) in inQuery == nil || pair.inQuery == inQuery }
-        var length = -1
-        for pair in pairs where chosen(pair) { length += 1 + pair.range.count }
-        return bytes.withUnsafeBufferPointer { buffer in
-            String(unsafeUninitializedCapacity: max(length, 0)) { text in
-                var count = 0
-                var isFirst = true
-                for pair in pairs where chosen(pair) {
-                    if !isFirst {
-                        text[count] = UInt8(ascii: "&")
-                        count += 1
-                    }
-                    isFirst = false
-                    count += UnsafeMutableBufferPointer(rebasing: text[count...])
-                        .initialize(fromContentsOf: UnsafeBufferPointer(rebasing: buffer[pair.range]))
-                }
-                return count
-            }
-        }
-    }
-
-    /// Whether the bytes in `lhs` sort before those in `rhs`.
-    private static func precedes(_ buffer: UnsafeBufferPointer<UInt8>, _ lhs: Range<Int>, _ rhs: Range<Int>) -> Bool {
-        let common = min(lhs.count, rhs.count)
-        if common > 0, let base = buffer.baseAddress {
-            let order = memcmp(base + lhs.lowerBound, base + rhs.lowerBound, common)
-            if order != 0 { return order < 0 }
-        }
-        return lhs.count < rhs.count
     }
 }

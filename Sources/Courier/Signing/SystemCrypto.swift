@@ -17,8 +17,54 @@ package enum Hashing {
         SystemCrypto.hmacSHA256(key: key, message: message) ?? HMAC<SHA256>.authenticationCode(for: message, key: key)
     }
 
+    /// HMAC-SHA256 under `key`, ready for many messages.
+    package static func hmacSHA256(key: Data) -> HMACSHA256Key { HMACSHA256Key(key) }
+
     /// The MD5 digest of `data` (legacy signing only).
     package static func md5(_ data: Data) -> [UInt8] { SystemCrypto.md5(data) ?? MD5.hash(data) }
+}
+
+/// An HMAC-SHA256 key for many messages. On libcrypto's streaming SHA-256 the padded key's two
+/// blocks are hashed once, here, instead of for every message; elsewhere each message takes
+/// the whole HMAC. Immutable once made; what it keeps of the key is wiped when it goes.
+package final class HMACSHA256Key: @unchecked Sendable {
+    private let key: Data
+    #if canImport(Glibc) && !canImport(CommonCrypto)
+        /// libcrypto's streaming SHA-256 and the hash states after the inner and after the
+        /// outer padded key, when there is one.
+        private let prepared: (streaming: StreamingSHA256, states: UnsafeMutableRawPointer)?
+    #endif
+
+    init(_ key: Data) {
+        self.key = key
+        #if canImport(Glibc) && !canImport(CommonCrypto)
+            prepared = LibCrypto.shared?.streaming.flatMap { streaming in
+                let states = UnsafeMutableRawPointer.allocate(
+                    byteCount: StreamingSHA256.statesSize, alignment: StreamingSHA256.alignment)
+                guard key.withUnsafeBytes({ streaming.prepare(key: $0, into: states) }) else {
+                    StreamingSHA256.wipe(states)
+                    return nil
+                }
+                return (streaming, states)
+            }
+        #endif
+    }
+
+    deinit {
+        #if canImport(Glibc) && !canImport(CommonCrypto)
+            if let prepared { StreamingSHA256.wipe(prepared.states) }
+        #endif
+    }
+
+    /// The authentication code of `message`.
+    package func code(for message: UnsafeRawBufferPointer) -> [UInt8] {
+        #if canImport(Glibc) && !canImport(CommonCrypto)
+            if let prepared, let code = prepared.streaming.code(states: prepared.states, message: message) {
+                return code
+            }
+        #endif
+        return Hashing.hmacSHA256(key: key, message: message)
+    }
 }
 
 /// The system's SHA-256, HMAC-SHA256, MD5 and random bytes: CommonCrypto on Apple platforms (SHA-256 and HMAC;
@@ -234,44 +280,74 @@ extension UnsafeRawBufferPointer {
         let update: Update
         let finish: Finish
 
+        /// Room for a `SHA256_CTX` (112 bytes in OpenSSL 1.1 and 3) with a margin.
+        static var contextSize: Int { 256 }
+        /// Room for the two states ``prepare(key:into:)`` writes.
+        static var statesSize: Int { 2 * contextSize }
+        static var alignment: Int { 16 }
+
         /// HMAC-SHA256 (RFC 2104) of `message` under `key`; `nil` if libcrypto reports a failure.
-        /// The padded key, the inner digest and the hash state are wiped before it returns.
         func hmac(key: Data, message: UnsafeRawBufferPointer) -> [UInt8]? {
-            // Room for a `SHA256_CTX` (112 bytes in OpenSSL 1.1 and 3) with a margin, the padded
-            // key and the inner digest.
-            let (contextSize, blockSize, digestSize) = (256, 64, 32)
-            return withUnsafeTemporaryAllocation(byteCount: contextSize + blockSize + digestSize, alignment: 16) {
-                scratch in
-                let base = scratch.baseAddress!
-                defer { explicit_bzero(base, scratch.count) }
-                let context = base
-                let pad = (base + contextSize).bindMemory(to: UInt8.self, capacity: blockSize + digestSize)
-                let inner = pad + blockSize
+            withUnsafeTemporaryAllocation(byteCount: Self.statesSize, alignment: Self.alignment) { states in
+                let states = states.baseAddress!
+                defer { explicit_bzero(states, Self.statesSize) }
+                guard key.withUnsafeBytes({ prepare(key: $0, into: states) }) else { return nil }
+                return code(states: states, message: message)
+            }
+        }
+
+        /// Writes into `states` (``statesSize`` bytes) the hash states after the inner padded key
+        /// and after the outer one, which every code under `key` starts from; `false` if
+        /// libcrypto reports a failure. The padded key is wiped before it returns.
+        func prepare(key: UnsafeRawBufferPointer, into states: UnsafeMutableRawPointer) -> Bool {
+            let blockSize = 64
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: blockSize) { pad in
+                let pad = pad.baseAddress!
+                defer { explicit_bzero(pad, blockSize) }
                 // A key longer than the block is hashed first; the block-sized key is padded
                 // with zeros.
                 memset(pad, 0, blockSize)
-                let keyFits = key.withUnsafeBytes { bytes in
-                    guard bytes.count > blockSize else {
-                        if let source = bytes.baseAddress { memcpy(pad, source, bytes.count) }
-                        return true
-                    }
-                    return start(context) == 1 && update(context, bytes.baseAddress, bytes.count) == 1
-                        && finish(pad, context) == 1
+                if key.count > blockSize {
+                    guard start(states) == 1, update(states, key.baseAddress, key.count) == 1, finish(pad, states) == 1
+                    else { return false }
+                } else if let source = key.baseAddress {
+                    memcpy(pad, source, key.count)
                 }
-                guard keyFits else { return nil }
+                let inner = states
+                let outer = states + Self.contextSize
                 for index in 0..<blockSize { pad[index] ^= 0x36 }
+                guard start(inner) == 1, update(inner, pad, blockSize) == 1 else { return false }
+                for index in 0..<blockSize { pad[index] ^= 0x36 ^ 0x5c }
+                return start(outer) == 1 && update(outer, pad, blockSize) == 1
+            }
+        }
+
+        /// The code of `message` from the `states` ``prepare(key:into:)`` wrote, which are left
+        /// as they are; `nil` if libcrypto reports a failure. The working state and the inner
+        /// digest are wiped before it returns.
+        func code(states: UnsafeRawPointer, message: UnsafeRawBufferPointer) -> [UInt8]? {
+            let digestSize = 32
+            return withUnsafeTemporaryAllocation(byteCount: Self.contextSize + digestSize, alignment: Self.alignment) {
+                scratch in
+                let context = scratch.baseAddress!
+                defer { explicit_bzero(context, scratch.count) }
+                let inner = (context + Self.contextSize).bindMemory(to: UInt8.self, capacity: digestSize)
+                memcpy(context, states, Self.contextSize)
                 let innerDone =
-                    start(context) == 1 && update(context, pad, blockSize) == 1
-                    && (message.isEmpty || update(context, message.baseAddress, message.count) == 1)
+                    (message.isEmpty || update(context, message.baseAddress, message.count) == 1)
                     && finish(inner, context) == 1
                 guard innerDone else { return nil }
-                for index in 0..<blockSize { pad[index] ^= 0x36 ^ 0x5c }
+                memcpy(context, states + Self.contextSize, Self.contextSize)
                 var code = [UInt8](repeating: 0, count: digestSize)
-                let outerDone =
-                    start(context) == 1 && update(context, pad, blockSize) == 1
-                    && update(context, inner, digestSize) == 1 && finish(&code, context) == 1
+                let outerDone = update(context, inner, digestSize) == 1 && finish(&code, context) == 1
                 return outerDone ? code : nil
             }
+        }
+
+        /// Wipes and frees states made for ``prepare(key:into:)``.
+        static func wipe(_ states: UnsafeMutableRawPointer) {
+            explicit_bzero(states, statesSize)
+            states.deallocate()
         }
     }
 #endif

@@ -40,6 +40,12 @@ import Testing
             for keyLength in [0, 1, 32, 64, 65, 200] {
                 let key = patternedBytes(keyLength, seed: UInt64(keyLength) + 99)
                 let reference = HMAC<SHA256>.authenticationCode(for: data, key: key)
+                let prepared = Hashing.hmacSHA256(key: key)
+                for round in 1...2 {
+                    #expect(
+                        data.withUnsafeBytes { prepared.code(for: $0) } == reference,
+                        "HMAC-SHA256 of \(length) bytes under a prepared \(keyLength)-byte key, round \(round)")
+                }
                 for streaming in [true, false] {
                     let system = try #require(
                         data.withUnsafeBytes { SystemCrypto.hmacSHA256(key: key, message: $0, streaming: streaming) })

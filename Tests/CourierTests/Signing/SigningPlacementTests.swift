@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// Where the signing layer puts its timestamp, nonce and signature parameters, for every kind of
+/// body, and that the signature it writes there is the one the canonical request gives.
+@Suite struct SigningPlacementTests {
+    private static let secret = Data("placement-secret".utf8)
+    private static let url = URL(string: "https://api.example.com/v1/orders")!
+
+    /// The caller's own parameters, with a stale signature, timestamp and nonce among them.
+    private static let own: Parameters = ["a": "1", "sign": "stale", "b": "2 & 3", "timestamp": "1", "nonce": "n"]
+
+    /// A request of each kind, whether its parameters go in the query, and the names they end
+    /// up with there.
+    static let cases: [(String, HTTPMethod, HTTPBody, Bool, [String])] = [
+        ("GET", .get, .none, true, ["a", "b", "timestamp", "nonce", "sign"]),
+        ("POST without a body", .post, .none, false, ["timestamp", "nonce", "sign"]),
+        ("POST with a form", .post, .form(own), false, ["a", "b", "timestamp", "nonce", "sign"]),
+        (
+            "POST with a multipart form", .post, .multipart(MultipartForm(fields: own)), false,
+            ["a", "b", "timestamp", "nonce", "sign"]
+        ),
+        ("POST with JSON", .post, .json(Data(#"{"a":1}"#.utf8)), true, ["a", "b", "timestamp", "nonce", "sign"]),
+    ]
+
+    @Test(
+        "timestamp, nonce and signature go where the parameters go, once each, replacing the caller's",
+        arguments: cases)
+    func placement(name: String, method: HTTPMethod, body: HTTPBody, inQuery: Bool, names: [String]) throws {
+        let signer = SigningInterceptor(
+            .hmacSHA256(secret: Self.secret), now: { Date(timeIntervalSince1970: 1_700_000_000) },
+            nonce: { "0123456789abcdef" })
+        let query: Parameters = inQuery ? Self.own : ["q": "kept"]
+        let signed = try signer.sign(HTTPRequest(method: method, url: Self.url, query: query, body: body))
+
+        let list: Parameters
+        switch signed.body {
+        case .form(let form) where !inQuery: list = form
+        case .multipart(let form) where !inQuery: list = form.fields
+        default: list = signed.query
+        }
+        #expect(list.items.map(\.name) == names, "\(name)")
+        if !inQuery { #expect(signed.query == ["q": "kept"], "\(name)") }
+        #expect(list["timestamp"] == "1700000000")
+        #expect(list["nonce"] == "0123456789abcdef")
+
+        // The signature is the HMAC, computed in pure Swift, of the canonical form of what goes out.
+        let canonical = CanonicalRequest(
+            signed, version: .v2, excluding: "sign", timestamp: "1700000000", nonce: "0123456789abcdef")
+        let expected = HMAC<SHA256>.authenticationCode(for: Data(canonical.string.utf8), key: Self.secret).hexString
+        #expect(list["sign"] == expected, "\(name)")
+        #expect(!canonical.sortedQuery.contains("sign=") && !canonical.sortedForm.contains("sign="))
+    }
+
+    @Test(
+        "a signature parameter named like the timestamp or the nonce fails before anything is sent",
+        arguments: [
+            SigningInterceptor.Placement.parameters(signature: "t", timestamp: "t", nonce: "n"),
+            .parameters(signature: "n", timestamp: "t", nonce: "n"),
+        ])
+    func collidingNames(placement: SigningInterceptor.Placement) {
+        let signer = SigningInterceptor(.hmacSHA256(secret: Self.secret), placement: placement)
+        let request = HTTPRequest(method: .get, url: Self.url, query: ["a": "1"])
+        #expect(throws: NetworkError.self) { try signer.sign(request) }
+        do {
+            _ = try signer.sign(request)
+        } catch {
+            #expect(error.code == .invalidRequest)
+        }
+    }
+}
