@@ -12,8 +12,10 @@ extension FuzzTarget {
     ]
 
     /// The first byte says which pairs go in the form (one bit each, the lowest first) and
-    /// whether the request is a `POST`; the pieces after it are names and values in turn; the
-    /// whole input is also a message for the HMAC, under the first piece as the key.
+    /// whether the request is a `POST`; the pieces after it are names and values in turn, and a
+    /// last piece without a partner is a query as a server writes one (its pairs may keep the
+    /// text they were written with); the whole input is also a message for the HMAC, under the
+    /// first piece as the key.
     private static func canonical(_ input: UnsafeRawBufferPointer) {
         guard let settings = input.first else { return }
         let pieces = texts(UnsafeRawBufferPointer(rebasing: input.dropFirst()))
@@ -26,6 +28,9 @@ extension FuzzTarget {
             } else {
                 query.append(name: pieces[index], value: pieces[index + 1])
             }
+        }
+        if pieces.count % 2 == 1, let written = pieces.last {
+            query.append(contentsOf: Parameters.decoding(Substring(written)))
         }
         let isPost = settings & 0x80 != 0
         let request = HTTPRequest(
@@ -51,9 +56,7 @@ extension FuzzTarget {
     /// Each `name=value` pair but `sign` encoded, sorted by its bytes and joined with `&`: the
     /// slow, plain way.
     private static func sortedReference(_ parameters: Parameters) -> String {
-        let pairs = parameters.items.filter { $0.name != "sign" }.map {
-            Array((PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value)).utf8)
-        }
+        let pairs = parameters.items.filter { $0.name != "sign" }.map { Array(Parameters([$0]).encoded.utf8) }
         let sorted = pairs.sorted { $0.lexicographicallyPrecedes($1) }
         return sorted.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "&")
     }

@@ -95,9 +95,8 @@ extension HTTPRequest {
 
 extension Parameters {
     /// Merges `added` into these parameters: appended after those of other names, and either
-    /// dropped or replacing earlier ones where a name is already here. In place, so a list
-    /// merged into twice (signing's timestamp and nonce, then its signature) is copied once,
-    /// when it is first changed.
+    /// dropped or replacing earlier ones where a name is already here. In place: a list shared
+    /// with the caller's request is copied once, when it is first changed.
     fileprivate mutating func merge(_ added: Parameters, _ merge: HTTPRequest.ParameterMerge) {
         switch merge {
         case .keepExisting:

@@ -148,9 +148,9 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The percent-encoded path that goes on the wire (`/` when empty), read from the text of
-    /// the URL ``wireURL()`` starts with, as libcurl sends it: after `scheme://authority`
-    /// (neither holds a `/`, `?` or `#`), up to the query or fragment. A URL made relative to a
-    /// base gives its full path (`b` against `https://h/a/` is `/a/b`).
+    /// the URL ``wireURL()`` starts with (``unqueriedWireURL()``, resolved against its base), as
+    /// libcurl sends it: after `scheme://authority` (neither holds a `/`, `?` or `#`), up to the
+    /// query or fragment. Text without a scheme is read as a path.
     static func wirePath(inText bytes: UnsafeBufferPointer<UInt8>) -> String {
         let slash = UInt8(ascii: "/")
         let colon = UInt8(ascii: ":")

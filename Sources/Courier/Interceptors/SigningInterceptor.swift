@@ -101,16 +101,29 @@ public struct SigningInterceptor: Interceptor {
 
     /// Where the signature, timestamp and nonce are sent.
     public enum Placement: Sendable, Hashable {
-        /// As parameters with these names. The signature's must differ from the other two: a
-        /// request signed with it named like the timestamp or the nonce fails with
-        /// ``NetworkError/Code/invalidRequest``.
+        /// As parameters with these names, which must differ: a request signed with two of them
+        /// alike fails with ``NetworkError/Code/invalidRequest``.
         case parameters(signature: String = "sign", timestamp: String = "timestamp", nonce: String = "nonce")
-        /// As headers with these names.
+        /// As headers with these names, which must differ in more than case: a request signed
+        /// with two of them alike fails with ``NetworkError/Code/invalidRequest``.
         case headers(signature: String = "X-KC-HMAC", timestamp: String = "X-KC-TIME", nonce: String = "X-KC-NONCE")
+
+        /// Whether the three names differ (header names in more than case), so none of the three
+        /// values replaces another.
+        fileprivate var hasDistinctNames: Bool {
+            switch self {
+            case .parameters(let signature, let timestamp, let nonce):
+                Set([signature, timestamp, nonce]).count == 3
+            case .headers(let signature, let timestamp, let nonce):
+                Set([signature.lowercased(), timestamp.lowercased(), nonce.lowercased()]).count == 3
+            }
+        }
     }
 
     private let algorithm: Algorithm
     private let placement: Placement
+    /// Whether the placement's three names differ, found once.
+    private let hasDistinctNames: Bool
     private let clockCorrection: ClockCorrection?
     private let offset = ClockOffset()
     private let now: @Sendable () -> Date
@@ -130,6 +143,7 @@ public struct SigningInterceptor: Interceptor {
     ) {
         self.algorithm = algorithm
         self.placement = placement
+        self.hasDistinctNames = placement.hasDistinctNames
         self.clockCorrection = clockCorrection
         self.now = now
         self.makeNonce = nonce
@@ -164,8 +178,8 @@ public struct SigningInterceptor: Interceptor {
     /// The request with timestamp, nonce and signature added.
     /// - Parameter request: The request with every other parameter in place.
     /// - Returns: The signed request.
-    /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails, or the signature
-    ///   parameter is named like the timestamp or the nonce.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails, or two of the
+    ///   signature, timestamp and nonce have the same name.
     public func sign(_ request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
         try sign(request, offset: offset.current)
     }
@@ -179,12 +193,11 @@ public struct SigningInterceptor: Interceptor {
         }
         let timestamp = String(whole)
         let nonce = makeNonce()
+        guard hasDistinctNames else {
+            throw NetworkError(.invalidRequest, "The signature, timestamp and nonce need three different names.")
+        }
         switch placement {
         case .parameters(let signatureName, let timestampName, let nonceName):
-            guard signatureName != timestampName, signatureName != nonceName else {
-                throw NetworkError(
-                    .invalidRequest, "The signature parameter needs a name the timestamp and nonce do not have.")
-            }
             // All three go in at once, the signature empty (it is not signed) until it is known.
             request.addParameters(
                 Parameters([

@@ -25,30 +25,25 @@ package enum Hashing {
 }
 
 /// An HMAC-SHA256 key for many messages. On libcrypto's streaming SHA-256 the padded key's two
-/// blocks are hashed once, here, instead of for every message; elsewhere each message takes
-/// the whole HMAC. Immutable once made; what it keeps of the key is wiped when it goes.
+/// blocks are hashed once, on the first message, instead of for every message; elsewhere each
+/// message takes the whole HMAC. The key itself is kept as given; the two hash states made from
+/// it (as good as the key for making codes) are wiped when this goes.
 package final class HMACSHA256Key: @unchecked Sendable {
     private let key: Data
     #if canImport(Glibc) && !canImport(CommonCrypto)
         /// libcrypto's streaming SHA-256 and the hash states after the inner and after the
-        /// outer padded key, when there is one.
-        private let prepared: (streaming: StreamingSHA256, states: UnsafeMutableRawPointer)?
+        /// outer padded key.
+        private typealias Prepared = (streaming: StreamingSHA256, states: UnsafeMutableRawPointer)
+        /// Guards `prepared` and `isMade`: the states are made on the first message, not sooner,
+        /// so that libcrypto is not loaded while a client is still being configured, before
+        /// libcurl brings its own.
+        private let lock = NSLock()
+        private var prepared: Prepared?
+        /// Whether `prepared` was made (it stays `nil` without the streaming functions).
+        private var isMade = false
     #endif
 
-    init(_ key: Data) {
-        self.key = key
-        #if canImport(Glibc) && !canImport(CommonCrypto)
-            prepared = LibCrypto.shared?.streaming.flatMap { streaming in
-                let states = UnsafeMutableRawPointer.allocate(
-                    byteCount: StreamingSHA256.statesSize, alignment: StreamingSHA256.alignment)
-                guard key.withUnsafeBytes({ streaming.prepare(key: $0, into: states) }) else {
-                    StreamingSHA256.wipe(states)
-                    return nil
-                }
-                return (streaming, states)
-            }
-        #endif
-    }
+    init(_ key: Data) { self.key = key }
 
     deinit {
         #if canImport(Glibc) && !canImport(CommonCrypto)
@@ -56,15 +51,47 @@ package final class HMACSHA256Key: @unchecked Sendable {
         #endif
     }
 
+    /// Whether codes are made from the prepared hash states (libcrypto's streaming SHA-256).
+    package var isPrepared: Bool {
+        #if canImport(Glibc) && !canImport(CommonCrypto)
+            preparedStates() != nil
+        #else
+            false
+        #endif
+    }
+
     /// The authentication code of `message`.
     package func code(for message: UnsafeRawBufferPointer) -> [UInt8] {
         #if canImport(Glibc) && !canImport(CommonCrypto)
-            if let prepared, let code = prepared.streaming.code(states: prepared.states, message: message) {
+            if let prepared = preparedStates(),
+                let code = prepared.streaming.code(states: prepared.states, message: message)
+            {
                 return code
             }
         #endif
         return Hashing.hmacSHA256(key: key, message: message)
     }
+
+    #if canImport(Glibc) && !canImport(CommonCrypto)
+        /// The prepared states, made the first time they are asked for.
+        private func preparedStates() -> Prepared? {
+            lock.withLock {
+                if isMade { return prepared }
+                isMade = true
+                prepared = LibCrypto.shared?.streaming.flatMap { streaming in
+                    let states = UnsafeMutableRawPointer.allocate(
+                        byteCount: StreamingSHA256.statesSize, alignment: StreamingSHA256.alignment)
+                    states.initializeMemory(as: UInt8.self, repeating: 0, count: StreamingSHA256.statesSize)
+                    guard key.withUnsafeBytes({ streaming.prepare(key: $0, into: states) }) else {
+                        StreamingSHA256.wipe(states)
+                        return nil
+                    }
+                    return (streaming, states)
+                }
+                return prepared
+            }
+        }
+    #endif
 }
 
 /// The system's SHA-256, HMAC-SHA256, MD5 and random bytes: CommonCrypto on Apple platforms (SHA-256 and HMAC;

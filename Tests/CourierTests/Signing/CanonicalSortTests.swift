@@ -81,6 +81,9 @@ import Testing
             ("https://%C3%84X.example/", "äx.example"),
             ("http://H:8080/", "h:8080"),
             ("http://[::1]:80/", "[::1]"),
+            ("https://API.Example.com:443/a/../b", "api.example.com"),
+            ("https://u:p@API.example.com:8443/a/./b", "api.example.com:8443"),
+            ("https://%C3%84x.example/a/%2E%2E/b", "äx.example"),
         ])
     func host(url: String, expected: String) throws {
         let request = HTTPRequest(method: .get, url: try #require(URL(string: url)))
@@ -106,6 +109,21 @@ import Testing
     func decodedHost(url: String) throws {
         var text = try #require(URL(string: url)).absoluteString
         #expect(text.withUTF8 { CanonicalRequest.plainHost(in: $0) } == nil)
+    }
+
+    @Test(
+        "host and path are those of the URL sent, dot-segments removed",
+        arguments: [
+            ("https://API.Example.com:443/a/../b", "api.example.com", "/b"),
+            ("https://u:p@API.example.com:8443/a/./b/", "api.example.com:8443", "/a/b/"),
+            ("http://h/a/%2e%2E/c/./d", "h", "/c/d"),
+        ])
+    func hostAndPathOfWireURL(url: String, host: String, path: String) throws {
+        let request = HTTPRequest(method: .get, url: try #require(URL(string: url)))
+        let canonical = CanonicalRequest(request, version: .v2, timestamp: "1", nonce: "n")
+        #expect(canonical.host == host)
+        #expect(canonical.path == path)
+        #expect(URLComponents(url: try request.wireURL(), resolvingAgainstBaseURL: false)?.percentEncodedPath == path)
     }
 
     @Test("a host beyond ASCII is signed as the URL spells it, and so as the Host header carries it")

@@ -57,6 +57,30 @@ import Testing
         }
     }
 
+    @Test(
+        "a prepared key is prepared where libcrypto streams, and gives every task the same codes",
+        .enabled(if: SystemCrypto.isAvailable))
+    func preparedKeyConcurrently() async {
+        let key = Hashing.hmacSHA256(key: Data("shared key".utf8))
+        let messages = (0..<64).map { patternedBytes($0 * 37, seed: UInt64($0) + 7) }
+        let expected = messages.map { HMAC<SHA256>.authenticationCode(for: $0, key: Data("shared key".utf8)) }
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var mismatches = 0
+                    for round in 0..<50 {
+                        let index = (task * 50 + round) % messages.count
+                        if messages[index].withUnsafeBytes({ key.code(for: $0) }) != expected[index] { mismatches += 1 }
+                    }
+                    return mismatches
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+        #expect(key.isPrepared == SystemCrypto.hasStreamingSHA256)
+    }
+
     @Test("RFC 4231 test case 2 through the signing path")
     func rfc4231() {
         let code = Data("what do ya want for nothing?".utf8).withUnsafeBytes {
