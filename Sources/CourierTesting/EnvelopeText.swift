@@ -1,7 +1,7 @@
 import Courier
 import Foundation
 
-/// The JSON text of an envelope, under the keys an ``EnvelopeFormat`` names.
+/// The JSON text of an envelope, under the keys an `EnvelopeFormat` names.
 enum EnvelopeText {
     /// Encodes the code, message and payload at the format's keys (nested for dotted keys such
     /// as `meta.code`), and the format's success flag, when it has one, as whether `code` is one

@@ -106,7 +106,7 @@ extension LoopbackServer {
         ///   - code: The business code.
         ///   - message: The message.
         ///   - data: The payload, encoded as JSON.
-        ///   - format: The keys to use, as the client's ``EnvelopeFormat`` reads them (with its
+        ///   - format: The keys to use, as the client's `EnvelopeFormat` reads them (with its
         ///     success flag, when it has one, saying whether `code` is a success code).
         /// - Returns: The answer.
         public static func envelope(

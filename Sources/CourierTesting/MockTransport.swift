@@ -1,7 +1,7 @@
 import Courier
 import Foundation
 
-/// An in-memory ``Transport`` for unit tests: records every request and answers with canned
+/// An in-memory `Transport` for unit tests: records every request and answers with canned
 /// responses or a closure. Nothing touches the network.
 ///
 /// ```swift
@@ -14,9 +14,9 @@ import Foundation
 /// ```
 ///
 /// Like a real transport it never records a request whose task is already cancelled, and
-/// throws ``NetworkError`` with code ``NetworkError/Code/cancelled`` for it; nor one that
-/// cannot go on the wire (``HTTPRequest/checkWireSafety()``: a header with CR LF, say), which
-/// throws ``NetworkError/Code/invalidRequest``.
+/// throws `NetworkError` with code `NetworkError.Code.cancelled` for it; nor one that
+/// cannot go on the wire (`HTTPRequest.checkWireSafety()`: a header with CR LF, say), which
+/// throws `NetworkError.Code.invalidRequest`.
 ///
 /// `@unchecked Sendable`: the recorded requests and canned queue are guarded by `lock`.
 public final class MockTransport: Transport, @unchecked Sendable {
@@ -38,11 +38,11 @@ public final class MockTransport: Transport, @unchecked Sendable {
     }
 
     /// Creates a transport that answers requests with canned results, one each, in order.
-    /// A request beyond the last one fails with ``NetworkError/Code/transport``.
+    /// A request beyond the last one fails with `NetworkError.Code.transport`.
     /// - Parameters:
     ///   - results: The answers or errors, in order.
     ///   - delay: How long each answer takes; cancelling the request meanwhile throws
-    ///     ``NetworkError/Code/cancelled`` (its canned result is used up all the same).
+    ///     `NetworkError.Code.cancelled` (its canned result is used up all the same).
     public init(results: [Result<HTTPResponse, NetworkError>], delay: Duration = .zero) {
         self.responder = nil
         self.queue = results
@@ -55,8 +55,8 @@ public final class MockTransport: Transport, @unchecked Sendable {
     /// Records the request and answers it.
     /// - Parameter request: The request.
     /// - Returns: The canned or computed answer.
-    /// - Throws: ``NetworkError``: the canned error, ``NetworkError/Code/cancelled``,
-    ///   ``NetworkError/Code/invalidRequest``, or ``NetworkError/Code/transport`` when no answer
+    /// - Throws: `NetworkError`: the canned error, `NetworkError.Code.cancelled`,
+    ///   `NetworkError.Code.invalidRequest`, or `NetworkError.Code.transport` when no answer
     ///   is left.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard !Task.isCancelled else {
@@ -109,7 +109,7 @@ extension HTTPResponse {
     ///   - code: The business code.
     ///   - message: The message.
     ///   - data: The payload, encoded as JSON.
-    ///   - format: The keys to use, as the client's ``EnvelopeFormat`` reads them (with its
+    ///   - format: The keys to use, as the client's `EnvelopeFormat` reads them (with its
     ///     success flag, when it has one, saying whether `code` is a success code).
     ///   - status: The status code.
     /// - Returns: The response.
