@@ -167,8 +167,8 @@ package enum SystemCrypto {
     }
 
     /// `count` random bytes: libcrypto's generator where there is one (OpenSSL 1.1.1d or later: a
-    /// generator seeded from the kernel that reseeds itself, after a fork too, without a system
-    /// call per draw), the standard generator otherwise (on Apple platforms it makes no system
+    /// generator that takes its entropy from the kernel and renews it, after a fork too, without
+    /// a system call per draw), the standard generator otherwise (on Apple platforms it makes no system
     /// call either). A nonce needs them to be unique, not secret; a libcrypto configured with a
     /// random engine of its own uses that engine.
     package static func randomBytes(_ count: Int) -> [UInt8] {
@@ -271,8 +271,8 @@ extension UnsafeRawBufferPointer {
                 let evpSHA256 = symbol("EVP_sha256", as: MessageDigest.self),
                 let hmac = symbol("HMAC", as: Authenticate.self)
             else { return nil }
-            // Before 1.1.1d the generator did not reseed after a fork: two processes could draw
-            // the same nonces.
+            // Before 1.1.1d the generator did not renew its entropy after a fork: two processes
+            // could draw the same nonces.
             typealias Version = @convention(c) () -> UInt
             let version = symbol("OpenSSL_version_num", as: Version.self)?() ?? 0
             let random = version >= 0x1010_104F ? symbol("RAND_bytes", as: Random.self) : nil
