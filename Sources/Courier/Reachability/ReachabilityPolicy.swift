@@ -48,8 +48,13 @@ struct ReachabilityGate: Sendable {
         }
     }
 
+    /// Whether a URL's host is this machine: `localhost`, `::1`, or an IPv4 address in
+    /// 127.0.0.0/8 written as four decimal parts (`127.example.com` is a name like any other).
     static func isLoopback(_ url: URL) -> Bool {
         guard let host = url.host?.lowercased() else { return false }
-        return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127"
+            && parts.allSatisfy { part in part.allSatisfy { $0.isASCII && $0.isNumber } && UInt8(part) != nil }
     }
 }

@@ -79,6 +79,30 @@ import Testing
         #expect(try await backend.client.send(Endpoint<String>.get("a")) == "local")
     }
 
+    @Test(
+        "a host name that only looks like loopback is not always reachable",
+        arguments: ["127.example.com", "127.0.0.1.example.com", "127.0.0", "localhost.example.com", "127.0.0.256"])
+    func lookalikeIsNotLoopback(_ host: String) async throws {
+        let transport = MockTransport { _ in .json(#"{"code":0,"data":"sent"}"#) }
+        var configuration = NetworkClient.Configuration(
+            baseURL: URL(string: "https://\(host)/")!, transport: transport)
+        configuration.reachability = ManualReachability(.offline)
+        let error = await networkError {
+            _ = try await NetworkClient(configuration: configuration).send(Endpoint<String>.get("a"))
+        }
+        #expect(error?.code == .offline)
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test("every loopback spelling is always reachable", arguments: ["127.0.0.1", "127.1.2.3", "localhost", "[::1]"])
+    func loopbackSpellings(_ host: String) async throws {
+        let transport = MockTransport { _ in .json(#"{"code":0,"data":"sent"}"#) }
+        var configuration = NetworkClient.Configuration(
+            baseURL: URL(string: "http://\(host):8080/")!, transport: transport)
+        configuration.reachability = ManualReachability(.offline)
+        #expect(try await NetworkClient(configuration: configuration).send(Endpoint<String>.get("a")) == "sent")
+    }
+
     @Test("a transport failure while the monitor says online is reported as a transport failure")
     func transportFailureIsNotOffline() async throws {
         let refusing = RefusingPort()
