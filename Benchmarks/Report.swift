@@ -1,6 +1,6 @@
 import Foundation
 
-/// Formats measurements for the terminal and the README.
+/// Formats measurements for the terminal and for the table in the Performance article.
 enum Report {
     static func row(_ m: Measurement) -> String {
         "\(m.scenario): Courier \(format(m.courier)) vs \(format(m.baseline)) \(m.unit) → ratio \(String(format: "%.3f", m.ratio))"
