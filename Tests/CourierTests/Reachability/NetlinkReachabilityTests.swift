@@ -12,20 +12,13 @@
             ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
             .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/sbin/ip"
 
-        /// Runs `ip` on a Dispatch thread (not on Swift's cooperative pool, which it would stall).
+        /// Runs `ip` on a Dispatch thread (not on Swift's cooperative pool, which it would stall),
+        /// with `posix_spawn` (see ``Subprocess``), and returns its exit status.
         @discardableResult
         private static func run(_ arguments: String...) async throws -> Int32 {
             try await withCheckedThrowingContinuation { continuation in
                 DispatchQueue.global().async {
-                    continuation.resume(
-                        with: Result {
-                            let process = Process()
-                            process.executableURL = URL(fileURLWithPath: ip)
-                            process.arguments = arguments
-                            try process.run()
-                            process.waitUntilExit()
-                            return process.terminationStatus
-                        })
+                    continuation.resume(with: Result { try Subprocess.exitStatus(ip, arguments) })
                 }
             }
         }
@@ -39,11 +32,7 @@
 
         /// Deletes the namespace synchronously (from `defer`, which cannot await).
         private static func deleteNamespace(_ name: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: ip)
-            process.arguments = ["netns", "del", name]
-            try? process.run()
-            process.waitUntilExit()
+            _ = try? Subprocess.exitStatus(ip, ["netns", "del", name])
         }
 
         /// Waits up to `limit` for the monitor to report `expected`; returns how long it took.

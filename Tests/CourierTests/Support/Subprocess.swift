@@ -29,9 +29,53 @@ enum Subprocess {
     }
 
     /// Runs `path` with `arguments`, writes `input` to its standard input (then closes it) and
-    /// returns what it wrote to its standard output. Its standard error is the test run's.
+    /// returns what it wrote to its standard output. Its standard error is the test run's, or
+    /// nowhere when `quiet`.
     /// - Throws: ``Failed`` when it cannot start or does not exit with status 0.
-    static func run(_ path: String, _ arguments: [String], input: Data = Data()) throws -> Data {
+    static func run(_ path: String, _ arguments: [String], input: Data = Data(), quiet: Bool = false) throws -> Data {
+        let (output, status) = try spawn(path, arguments, input: input, quiet: quiet)
+        guard status == 0 else {
+            throw Failed(description: "\(path) \(arguments.joined(separator: " ")) exited with status \(status)")
+        }
+        return output
+    }
+
+    /// Runs `path` with `arguments` to its end, its output and errors discarded, and returns its
+    /// exit status.
+    /// - Throws: ``Failed`` when it cannot start or ends by a signal.
+    static func exitStatus(_ path: String, _ arguments: [String]) throws -> Int32 {
+        try spawn(path, arguments, input: Data(), quiet: true).status
+    }
+
+    /// Starts `path` with `arguments` in the background, its input, output and errors on
+    /// `/dev/null`; end it with `kill` and reap it with ``wait(_:)``.
+    /// - Throws: ``Failed`` when it cannot start.
+    static func start(_ path: String, _ arguments: [String]) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in 0...2 {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        _ = Self.closeFrom?(&actions, 3)
+        let argv = ([path] + arguments).map { strdup($0) }
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv + [nil], environ)
+        guard spawned == 0 else { throw Failed(description: "\(path) did not start: error \(spawned)") }
+        return pid
+    }
+
+    /// Waits for a process ``start(_:_:)`` started to end.
+    static func wait(_ pid: pid_t) {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+    }
+
+    /// Runs `path` to its end: what it wrote to its standard output, and its exit status.
+    private static func spawn(_ path: String, _ arguments: [String], input: Data, quiet: Bool) throws -> (
+        output: Data, status: Int32
+    ) {
         var toChild: [Int32] = [-1, -1]
         var fromChild: [Int32] = [-1, -1]
         guard pipe(&toChild) == 0 else { throw Failed(description: "pipe: errno \(errno)") }
@@ -45,6 +89,7 @@ enum Subprocess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        if quiet { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
         // Every other descriptor of the test run (sockets among them) stays out of the child.
         _ = Self.closeFrom?(&actions, 3)
 
@@ -89,10 +134,10 @@ enum Subprocess {
 
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        // Exited normally (no signal), with status 0.
-        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+        // Exited normally, not by a signal.
+        guard status & 0x7f == 0 else {
             throw Failed(description: "\(path) \(arguments.joined(separator: " ")) ended with wait status \(status)")
         }
-        return output
+        return (output, (status >> 8) & 0xff)
     }
 }

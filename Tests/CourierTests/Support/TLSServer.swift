@@ -20,18 +20,24 @@ final class TLSServer: Sendable {
     /// The base64 SHA-256 of the server key's SubjectPublicKeyInfo, computed by openssl.
     let publicKeyPin: String
     private let directory: URL
-    private let process: Process
+    /// The server's process, started with `posix_spawn` (see ``Subprocess``), and whether it
+    /// is nginx, which ends on SIGTERM.
+    private let process: pid_t
+    private let isNginx: Bool
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    private init(baseURL: URL, authorityFile: URL, publicKeyPin: String, directory: URL, process: Process) {
+    private init(
+        baseURL: URL, authorityFile: URL, publicKeyPin: String, directory: URL, process: pid_t, isNginx: Bool
+    ) {
         self.baseURL = baseURL
         self.authorityFile = authorityFile
         self.publicKeyPin = publicKeyPin
         self.directory = directory
         self.process = process
+        self.isNginx = isNginx
     }
 
     /// Makes the certificates and starts the server, on a Dispatch thread (never the
@@ -44,8 +50,8 @@ final class TLSServer: Sendable {
 
     func stop() {
         // s_server does not end on SIGTERM while it waits in accept; nginx ends its workers on it.
-        kill(process.processIdentifier, process.executableURL?.path == Self.nginx ? SIGTERM : SIGKILL)
-        process.waitUntilExit()
+        kill(process, isNginx ? SIGTERM : SIGKILL)
+        Subprocess.wait(process)
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -70,14 +76,16 @@ final class TLSServer: Sendable {
         try run(["pkey", "-in", path("server.key"), "-pubout", "-outform", "der", "-out", path("spki.der")])
         let digest = try run(["dgst", "-sha256", "-binary", path("spki.der")])
         let port = RefusingPort().port  // released at once, for s_server to bind
-        let server = Process()
+        let command: (path: String, arguments: [String])
         switch kind {
         case .openssl:
-            server.executableURL = URL(fileURLWithPath: openssl)
-            server.arguments = [
-                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", path("server.pem"), "-key", path("server.key"),
-                "-www", "-quiet",
-            ]
+            command = (
+                openssl,
+                [
+                    "s_server", "-accept", "127.0.0.1:\(port)", "-cert", path("server.pem"), "-key", path("server.key"),
+                    "-www", "-quiet",
+                ]
+            )
         case .nginx:
             try """
             daemon off;
@@ -100,22 +108,21 @@ final class TLSServer: Sendable {
                 }
             }
             """.write(toFile: path("nginx.conf"), atomically: true, encoding: .utf8)
-            server.executableURL = URL(fileURLWithPath: nginx)
-            server.arguments = ["-c", path("nginx.conf"), "-p", directory.path, "-e", path("error.log")]
+            command = (nginx, ["-c", path("nginx.conf"), "-p", directory.path, "-e", path("error.log")])
         }
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let server = try Subprocess.start(command.path, command.arguments)
         for _ in 0..<200 {
             if (try? RawSocket(port: port)) != nil {
                 return TLSServer(
                     baseURL: URL(string: "https://127.0.0.1:\(port)/")!,
                     authorityFile: URL(fileURLWithPath: path("ca.pem")),
-                    publicKeyPin: digest.base64EncodedString(), directory: directory, process: server)
+                    publicKeyPin: digest.base64EncodedString(), directory: directory, process: server,
+                    isNginx: kind == .nginx)
             }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        kill(server.processIdentifier, SIGKILL)
+        kill(server, SIGKILL)
+        Subprocess.wait(server)
         throw Failure(description: "openssl s_server did not start")
     }
 
@@ -123,18 +130,10 @@ final class TLSServer: Sendable {
 
     @discardableResult
     private static func run(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "openssl \(arguments.prefix(2).joined(separator: " ")) failed")
+        do {
+            return try Subprocess.run(openssl, arguments, quiet: true)
+        } catch {
+            throw Failure(description: "openssl \(arguments.prefix(2).joined(separator: " ")) failed: \(error)")
         }
-        return data
     }
 }

@@ -335,19 +335,10 @@ import Testing
     func fullDisk() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=1m", "tmpfs", directory.url.path]
-        try mount.run()
-        mount.waitUntilExit()
-        try #require(mount.terminationStatus == 0, "mount tmpfs")
-        defer {
-            let unmount = Process()
-            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            unmount.arguments = [directory.url.path]
-            try? unmount.run()
-            unmount.waitUntilExit()
-        }
+        let mounted = try Subprocess.exitStatus(
+            "/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", directory.url.path])
+        try #require(mounted == 0, "mount tmpfs")
+        defer { _ = try? Subprocess.exitStatus("/bin/umount", [directory.url.path]) }
         let backend = try Backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/big") { _ in
