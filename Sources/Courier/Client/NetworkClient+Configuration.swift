@@ -33,6 +33,9 @@ extension NetworkClient {
         public var reachability: (any ReachabilityMonitor)?
         /// What happens to a request while ``reachability`` says offline. Default ``ReachabilityPolicy/failFast``.
         public var reachabilityPolicy: ReachabilityPolicy
+        /// The cache for endpoints whose ``Endpoint/cachePolicy`` uses one; `nil` (the default)
+        /// sends every endpoint to the network.
+        public var cache: ResponseCache?
         /// The interceptor layers, outermost first: each request passes through them in this order
         /// on its way to the transport, and its response in reverse order.
         public var interceptors: [any Interceptor]

@@ -22,6 +22,7 @@ public actor NetworkClient {
     private nonisolated let gate: ReachabilityGate?
 
     private nonisolated let inFlight = InFlightRegistry()
+    private nonisolated let shared = SharedTransfers()
 
     /// Creates a client.
     /// - Parameter configuration: Base URL, timeouts, envelope format, validation and transport.
@@ -68,11 +69,27 @@ public actor NetworkClient {
         -> Reply<Response>
     {
         let request = try makeRequest(endpoint)
+        if let cache = configuration.cache, endpoint.cachePolicy != .networkOnly {
+            return try await reply(to: endpoint, request: request, cache: cache)
+        }
+        return try await networkReply(to: endpoint, request: request)
+    }
+
+    /// Sends a built request through the layers and the transport, checks the answer and
+    /// decodes it. A ``NetworkError/Code/sessionExpired`` empties the cache.
+    nonisolated func networkReply<Response>(to endpoint: Endpoint<Response>, request: HTTPRequest)
+        async throws(NetworkError) -> Reply<Response>
+    {
         let decoding = endpoint.decoding
-        return try await perform(request, of: endpoint) { [self] response in
-            try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
-            let value = try decoding.decode(response, decodingContext)
-            return Reply(value: value, response: response, decoder: decodingContext.decoder)
+        do {
+            return try await perform(request, of: endpoint) { [self] response in
+                try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
+                let value = try decoding.decode(response, decodingContext)
+                return Reply(value: value, response: response, decoder: decodingContext.decoder)
+            }
+        } catch {
+            if error.code == .sessionExpired, let cache = configuration.cache { await cache.removeAll() }
+            throw error
         }
     }
 
@@ -97,6 +114,10 @@ public actor NetworkClient {
     /// The number of requests in flight, for a network activity indicator.
     public nonisolated var activeRequestCount: Int { inFlight.count }
 
+    /// The number of callers waiting for a transfer they share with identical requests, for
+    /// tests.
+    package nonisolated var sharedTransferWaiters: Int { shared.waiterCount }
+
     /// A stream of the number of requests in flight: the current number first, then every
     /// change. Each call returns a new stream; it ends when the consumer stops iterating.
     /// - Returns: The stream.
@@ -105,6 +126,19 @@ public actor NetworkClient {
     }
 
     // MARK: - Pipeline (off the actor)
+
+    /// What identical requests in flight are matched by: the request as its endpoint describes
+    /// it, its headers, deadline, body limit and the layers it skips. `nil` for one that never
+    /// shares a transfer (a download, an upload with progress, a file or multipart body).
+    private nonisolated func sharingKey(_ request: HTTPRequest, skipping skipped: Set<InterceptorLayer>) -> CacheKey? {
+        guard request.progress == nil, let parts = RequestDigest.parts(of: request) else { return nil }
+        let headers = request.headers.fields.map { "\($0.name.lowercased()): \($0.value)" }
+        return RequestDigest.key(
+            "courier-shared-1",
+            parts + headers + skipped.map(\.rawValue).sorted() + [
+                "\(request.timeout)", request.maximumResponseBodySize.map(String.init) ?? "no limit",
+            ])
+    }
 
     /// Builds an endpoint's request against the base URL, refusing one whose task is already
     /// cancelled.
@@ -119,7 +153,9 @@ public actor NetworkClient {
 
     /// Runs a built request through the reachability gate, the interceptors and the transport
     /// in a task of its own, registered as in flight, and turns the answer into a value with
-    /// `finish`. Cancelling the caller, or ``cancelAll()``, cancels that task.
+    /// `finish`. Cancelling the caller, or ``cancelAll()``, cancels that task. An identical
+    /// request in flight that shares its transfer (``Endpoint/sharesIdenticalRequests``)
+    /// answers this one too.
     /// - Throws: ``NetworkError``, described with the request.
     nonisolated func perform<Response, Value: Sendable>(
         _ request: HTTPRequest, of endpoint: Endpoint<Response>,
@@ -127,14 +163,22 @@ public actor NetworkClient {
     ) async throws(NetworkError) -> Value {
         let context = InterceptorContext(client: self)
         let skipped = endpoint.skippedLayers
+        let sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped) : nil
         let (id, entry) = inFlight.add()
         let operation: @Sendable () async throws -> Value = { [self] in
-            try await gate?.admit(request.url)
+            let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
+                try await gate?.admit(request.url)
+                do {
+                    return try await chain.send(request, context: context, skipping: skipped)
+                } catch {
+                    throw NetworkError.wrapping(error)
+                }
+            }
             let response: HTTPResponse
-            do {
-                response = try await chain.send(request, context: context, skipping: skipped)
-            } catch {
-                throw NetworkError.wrapping(error)
+            if let sharing {
+                response = try await shared.response(for: sharing, start: transfer)
+            } else {
+                response = try await transfer()
             }
             return try finish(response)
         }

@@ -46,6 +46,13 @@ public struct Endpoint<Response: Sendable>: Sendable {
     /// for the client's ``NetworkClient/Configuration/maximumResponseBodySize`` (for a
     /// download: no limit on the file).
     public var maximumResponseBodySize: Int64?
+    /// How this endpoint uses the client's ``NetworkClient/Configuration/cache``;
+    /// ``CachePolicy/networkOnly`` by default. See ``caching(_:)``.
+    public var cachePolicy: CachePolicy = .networkOnly
+    /// Whether an identical request already in flight (the same method, URL, query, headers,
+    /// body, deadline and skipped layers) answers this one too, so the two share one transfer.
+    /// `false` by default; see ``sharingIdenticalRequests(_:)``.
+    public var sharesIdenticalRequests = false
 
     /// Creates an endpoint with any method.
     /// - Parameters:
@@ -76,6 +83,20 @@ public struct Endpoint<Response: Sendable>: Sendable {
     public func idempotent() -> Self {
         var copy = self
         copy.isIdempotent = true
+        return copy
+    }
+
+    /// A copy that shares, or does not share, a transfer with an identical request in flight.
+    ///
+    /// With sharing, a screen and a prefetch asking for the same page at once make one request.
+    /// Each caller decodes the answer itself; a caller that is cancelled stops waiting at once,
+    /// and the transfer is cancelled only when every caller waiting for it is. Share only what
+    /// is safe to answer twice with one answer: a `GET`, say, not a `POST` that places an order.
+    /// - Parameter shares: Whether to share.
+    /// - Returns: The changed endpoint.
+    public func sharingIdenticalRequests(_ shares: Bool) -> Self {
+        var copy = self
+        copy.sharesIdenticalRequests = shares
         return copy
     }
 

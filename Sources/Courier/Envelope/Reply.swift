@@ -17,12 +17,16 @@ public struct Reply<Value: Sendable>: Sendable {
     public let value: Value
     /// The whole answer: status, headers, body, URL and ``HTTPResponse/timings``.
     public let response: HTTPResponse
+    /// When the answer came from the client's ``ResponseCache``: when it was stored, and
+    /// whether it is stale. `nil` for an answer from the network.
+    public let cached: CacheInfo?
     /// The client's decoder; its `userInfo` holds the envelope format.
     private let decoder: JSONDecoder
 
-    init(value: Value, response: HTTPResponse, decoder: JSONDecoder) {
+    init(value: Value, response: HTTPResponse, decoder: JSONDecoder, cached: CacheInfo? = nil) {
         self.value = value
         self.response = response
+        self.cached = cached
         self.decoder = decoder
     }
 

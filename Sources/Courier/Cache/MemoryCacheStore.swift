@@ -1,0 +1,80 @@
+import Foundation
+
+/// A ``CacheStore`` in memory, bounded in bytes: when an entry would take it past its limit, the
+/// least recently used entries go first. An entry larger than the whole limit is not stored.
+///
+/// ```swift
+/// configuration.cache = ResponseCache(store: MemoryCacheStore(limit: 20 << 20)) { await account.userID }
+/// ```
+///
+/// `@unchecked Sendable`: `entries`, `total` and `clock` are guarded by `lock`.
+public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
+    /// The most bytes the entries may take together (``CachedResponse/byteCount``).
+    public let limit: Int
+
+    private let lock = NSLock()
+    private var entries: [CacheKey: (response: CachedResponse, lastUse: UInt64)] = [:]
+    private var total = 0
+    private var clock: UInt64 = 0
+
+    /// Creates an empty store.
+    /// - Parameter limit: The most bytes its entries may take together; 10 MiB by default.
+    public init(limit: Int = 10 << 20) {
+        self.limit = max(0, limit)
+    }
+
+    /// The number of entries.
+    public var count: Int { lock.withLock { entries.count } }
+
+    /// The bytes the entries take together.
+    public var byteCount: Int { lock.withLock { total } }
+
+    /// The entry under `key`, which becomes the most recently used.
+    /// - Parameter key: The key.
+    /// - Returns: The entry, or `nil`.
+    public func response(for key: CacheKey) async -> CachedResponse? {
+        lock.withLock {
+            guard let entry = entries[key] else { return nil }
+            clock += 1
+            entries[key] = (entry.response, clock)
+            return entry.response
+        }
+    }
+
+    /// Stores an entry, removing the least recently used ones while the store is over its limit.
+    /// - Parameters:
+    ///   - response: The entry.
+    ///   - key: The key.
+    public func store(_ response: CachedResponse, for key: CacheKey) async {
+        let size = response.byteCount
+        lock.withLock {
+            if let old = entries.removeValue(forKey: key) { total -= old.response.byteCount }
+            guard size <= limit else { return }
+            clock += 1
+            entries[key] = (response, clock)
+            total += size
+            guard total > limit else { return }
+            for (oldKey, old) in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
+                guard total > limit else { break }
+                entries[oldKey] = nil
+                total -= old.response.byteCount
+            }
+        }
+    }
+
+    /// Removes the entry under `key`.
+    /// - Parameter key: The key.
+    public func removeResponse(for key: CacheKey) async {
+        lock.withLock {
+            if let old = entries.removeValue(forKey: key) { total -= old.response.byteCount }
+        }
+    }
+
+    /// Removes every entry.
+    public func removeAll() async {
+        lock.withLock {
+            entries.removeAll()
+            total = 0
+        }
+    }
+}

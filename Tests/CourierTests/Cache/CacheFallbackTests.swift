@@ -1,0 +1,139 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// The policies that answer from the cache when the network cannot: offline fallback, and
+/// stale-while-revalidate with its refresh in the background.
+@Suite struct CacheFallbackTests {
+    /// A memory store that tells each write, so a test waits for the background refresh
+    /// instead of sleeping.
+    final class WatchedStore: CacheStore, @unchecked Sendable {
+        let inner = MemoryCacheStore()
+        let writes: AsyncStream<CachedResponse>
+        private let continuation: AsyncStream<CachedResponse>.Continuation
+
+        init() { (writes, continuation) = AsyncStream.makeStream() }
+
+        func response(for key: CacheKey) async -> CachedResponse? { await inner.response(for: key) }
+        func store(_ response: CachedResponse, for key: CacheKey) async {
+            await inner.store(response, for: key)
+            continuation.yield(response)
+        }
+        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
+        func removeAll() async { await inner.removeAll() }
+    }
+
+    /// A switch the test flips for the server's routes.
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        var isSet: Bool { lock.withLock { value } }
+        func set() { lock.withLock { value = true } }
+    }
+
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var date = Date(timeIntervalSince1970: 1_700_000_000)
+        var now: Date { lock.withLock { date } }
+        func advance(_ seconds: TimeInterval) { lock.withLock { date += seconds } }
+    }
+
+    @Test("offline fallback: the network first, then the stored answer, marked stale, when the server is gone")
+    func fallbackOnTransportFailure() async throws {
+        let store = MemoryCacheStore()
+        let clock = Clock()
+        let backend = try Backend {
+            $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now })
+        }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.offlineFallback)
+
+        let fresh = try await backend.client.reply(to: endpoint)
+        clock.advance(86_400)
+        backend.server.stop()
+        let fallback = try await backend.client.reply(to: endpoint)
+
+        #expect(fresh.cached == nil)
+        #expect(fallback.value == [Order(id: 1, title: "Tea")])
+        #expect(fallback.cached?.storedAt == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(fallback.cached?.isStale == true)
+    }
+
+    @Test("offline fallback: while the device is offline the stored answer comes at once, nothing sent")
+    func fallbackWhileOffline() async throws {
+        let reachability = ManualReachability(.online(.wifi))
+        let transport = MockTransport { _ in .json(#"{"code":0,"msg":"ok","data":"fresh"}"#) }
+        var configuration = NetworkClient.Configuration(
+            baseURL: URL(string: "https://api.example.com/")!, transport: transport)
+        configuration.reachability = reachability
+        configuration.cache = ResponseCache { "ann" }
+        let client = NetworkClient(configuration: configuration)
+        let endpoint = Endpoint<String>.get("news").caching(.offlineFallback)
+
+        _ = try await client.send(endpoint)
+        reachability.set(.offline)
+        let offline = try await client.reply(to: endpoint)
+
+        #expect(offline.value == "fresh" && offline.cached?.isStale == true)
+        #expect(transport.requests.count == 1)
+    }
+
+    @Test("offline fallback without a stored answer throws the network's error")
+    func fallbackWithoutEntry() async throws {
+        let backend = try Backend { $0.cache = ResponseCache { "ann" } }
+        backend.server.stop()
+        let error = await networkError {
+            _ = try await backend.client.send(Endpoint<[Order]>.get("orders").caching(.offlineFallback))
+        }
+        #expect(error?.code == .transport)
+    }
+
+    @Test("offline fallback does not hide what the server said: an error status is thrown, not the stored answer")
+    func fallbackNotOnServerErrors() async throws {
+        let backend = try Backend { $0.cache = ResponseCache { "ann" } }
+        defer { backend.server.stop() }
+        let failing = Flag()
+        backend.server.route("/v1/orders") { _ in
+            failing.isSet ? .json(#"{"error":"busy"}"#, status: 503) : .envelope(data: [Order(id: 1, title: "Tea")])
+        }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.offlineFallback)
+
+        _ = try await backend.client.send(endpoint)
+        failing.set()
+        let error = await networkError { _ = try await backend.client.send(endpoint) }
+
+        #expect(error?.code == .httpStatus && error?.status == 503)
+    }
+
+    @Test("stale while revalidate: a stale answer comes at once, and a refresh in the background replaces it")
+    func staleWhileRevalidate() async throws {
+        let store = WatchedStore()
+        let clock = Clock()
+        let backend = try Backend {
+            $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now })
+        }
+        defer { backend.server.stop() }
+        let version = Flag()
+        backend.server.route("/v1/orders") { _ in
+            .envelope(data: [Order(id: version.isSet ? 2 : 1, title: "Tea")])
+        }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.staleWhileRevalidate(maxAge: .seconds(60)))
+        var writes = store.writes.makeAsyncIterator()
+
+        _ = try await backend.client.send(endpoint)
+        _ = await writes.next()
+        let fresh = try await backend.client.reply(to: endpoint)
+        clock.advance(61)
+        version.set()
+        let stale = try await backend.client.reply(to: endpoint)
+        let refreshed = await writes.next()
+        let after = try await backend.client.reply(to: endpoint)
+
+        #expect(fresh.cached?.isStale == false && fresh.value.first?.id == 1)
+        #expect(stale.cached?.isStale == true && stale.value.first?.id == 1)
+        #expect(refreshed?.storedAt == clock.now)
+        #expect(after.cached?.isStale == false && after.value.first?.id == 2)
+        #expect(backend.server.requests.count == 2)
+    }
+}

@@ -1,0 +1,308 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// The response cache over real HTTP: what each policy reads and stores, whose answers a session
+/// sees, and what empties it.
+@Suite struct ResponseCacheTests {
+    /// A clock the test moves by hand, and the user the session belongs to.
+    final class World: @unchecked Sendable {
+        private let lock = NSLock()
+        private var date = Date(timeIntervalSince1970: 1_700_000_000)
+        private var user: String? = "ann"
+
+        var now: Date { lock.withLock { date } }
+        func advance(_ seconds: TimeInterval) { lock.withLock { date += seconds } }
+        var currentUser: String? { lock.withLock { user } }
+        func signIn(_ name: String?) { lock.withLock { user = name } }
+    }
+
+    let world = World()
+    let store = MemoryCacheStore()
+
+    private func backend(_ configure: (inout NetworkClient.Configuration) -> Void = { _ in }) throws -> Backend {
+        let world = world
+        let store = store
+        return try Backend {
+            $0.cache = ResponseCache(store: store, identity: { world.currentUser }, now: { world.now })
+            configure(&$0)
+        }
+    }
+
+    /// Counts the server's answers so far, as each route's own counter.
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func next() -> Int {
+            lock.withLock {
+                value += 1
+                return value
+            }
+        }
+    }
+
+    @Test("cache first: a fresh entry answers without the network, and says so")
+    func cacheFirstHit() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let counter = Counter()
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.next(), title: "Tea")]) }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(60)))
+
+        let first = try await backend.client.reply(to: endpoint)
+        world.advance(59)
+        let second = try await backend.client.reply(to: endpoint)
+
+        #expect(first.cached == nil && first.value.first?.id == 1)
+        #expect(second.value.first?.id == 1)
+        #expect(second.cached?.storedAt == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(second.cached?.isStale == false)
+        #expect(backend.server.requests.count == 1)
+    }
+
+    @Test("cache first: an entry past its age goes to the network, and the answer replaces it")
+    func cacheFirstExpiry() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let counter = Counter()
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.next(), title: "Tea")]) }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(60)))
+
+        _ = try await backend.client.send(endpoint)
+        world.advance(60)
+        let refreshed = try await backend.client.reply(to: endpoint)
+        let again = try await backend.client.reply(to: endpoint)
+
+        #expect(refreshed.cached == nil && refreshed.value.first?.id == 2)
+        #expect(again.cached != nil && again.value.first?.id == 2)
+        #expect(backend.server.requests.count == 2)
+    }
+
+    @Test("an entry stored in the future (the clock was set back) is not fresh")
+    func clockSetBack() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(60)))
+
+        _ = try await backend.client.send(endpoint)
+        world.advance(-3600)
+        _ = try await backend.client.send(endpoint)
+
+        #expect(backend.server.requests.count == 2)
+    }
+
+    @Test("one user's answers are never given to another, and each keeps its own")
+    func sessionsAreApart() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let counter = Counter()
+        backend.server.route("/v1/profile") { _ in .envelope(data: "profile \(counter.next())") }
+        let endpoint = Endpoint<String>.get("profile").caching(.cacheFirst(maxAge: .seconds(600)))
+
+        let ann = try await backend.client.send(endpoint)
+        world.signIn("bob")
+        let bob = try await backend.client.send(endpoint)
+        world.signIn(nil)
+        let nobody = try await backend.client.send(endpoint)
+        world.signIn("ann")
+        let annAgain = try await backend.client.reply(to: endpoint)
+
+        #expect([ann, bob, nobody] == ["profile 1", "profile 2", "profile 3"])
+        #expect(annAgain.value == "profile 1" && annAgain.cached != nil)
+        #expect(backend.server.requests.count == 3)
+    }
+
+    @Test("a session whose identity cannot be read goes to the network and stores nothing")
+    func identityFailure() async throws {
+        struct KeychainLocked: Error {}
+        let store = store
+        let backend = try Backend {
+            $0.cache = ResponseCache(store: store) { throw KeychainLocked() }
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/profile") { _ in .envelope(data: "ann") }
+        let endpoint = Endpoint<String>.get("profile").caching(.cacheFirst(maxAge: .seconds(600)))
+
+        _ = try await backend.client.send(endpoint)
+        _ = try await backend.client.send(endpoint)
+
+        #expect(backend.server.requests.count == 2)
+        #expect(store.count == 0)
+    }
+
+    @Test("the key is the request the endpoint describes: a signed request, new every time, still hits")
+    func signedRequestsHit() async throws {
+        let backend = try backend {
+            $0.interceptors = [
+                .commonParameters(["version": "3.2.0"]) { _ in ["deviceId": UUID().uuidString] },
+                .signing(.hmacSHA256(secret: Data("secret".utf8))),
+            ]
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+        let endpoint = Endpoint<[Order]>.post("orders", body: .form(["page": "1"]))
+            .caching(.cacheFirst(maxAge: .seconds(60)))
+
+        _ = try await backend.client.send(endpoint)
+        let second = try await backend.client.reply(to: endpoint)
+
+        #expect(second.cached != nil)
+        #expect(backend.server.requests.count == 1)
+        #expect(backend.server.requests.first?.form["sign"] != nil)
+    }
+
+    @Test("a different query, body, method or path is a different entry")
+    func keyCoversTheRequest() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let counter = Counter()
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.next(), title: "Tea")]) }
+        backend.server.route("/v1/Orders") { _ in .envelope(data: [Order(id: counter.next(), title: "Tea")]) }
+        let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
+        let endpoints: [Endpoint<[Order]>] = [
+            .get("orders"), .get("orders", query: ["page": "2"]), .get("Orders"),
+            .post("orders", body: .form(["page": "1"])), .post("orders", body: .form(["page": "2"])),
+            .post("orders", body: .json(["page": "1"])), .put("orders", body: .form(["page": "1"])),
+        ]
+
+        for endpoint in endpoints { _ = try await backend.client.send(endpoint.caching(policy)) }
+        for endpoint in endpoints { _ = try await backend.client.send(endpoint.caching(policy)) }
+
+        #expect(backend.server.requests.count == endpoints.count)
+        #expect(store.count == endpoints.count)
+    }
+
+    @Test("only a business success is stored: a failing code is thrown again from the network")
+    func businessFailureNotStored() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(code: 4001, message: "Sold out", data: [Order]()) }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(60)))
+
+        for _ in 0..<2 {
+            let error = await networkError { _ = try await backend.client.send(endpoint) }
+            #expect(error?.code == .business)
+        }
+        #expect(backend.server.requests.count == 2)
+        #expect(store.count == 0)
+    }
+
+    @Test(
+        "an answer that forbids storing is not stored",
+        arguments: [["Cache-Control": "private, no-store"], ["Vary": "Accept, *"]] as [HTTPHeaders])
+    func forbiddenNotStored(_ headers: HTTPHeaders) async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in
+            var response = LoopbackServer.Response.envelope(data: [Order(id: 1, title: "Tea")])
+            response.headers.merge(headers)
+            return response
+        }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(60)))
+
+        _ = try await backend.client.send(endpoint)
+        _ = try await backend.client.send(endpoint)
+
+        #expect(backend.server.requests.count == 2)
+        #expect(store.count == 0)
+    }
+
+    @Test("an entry answers only a request with the same values of the headers its Vary names")
+    func varyingHeaders() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let counter = Counter()
+        backend.server.route("/v1/news") { request in
+            var response = LoopbackServer.Response.envelope(
+                data: "\(request.headers["X-Region"] ?? "none") \(counter.next())")
+            response.headers["Vary"] = "X-Region"
+            return response
+        }
+        let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
+        let east = Endpoint<String>.get("news", headers: ["X-Region": "east"]).caching(policy)
+        let west = Endpoint<String>.get("news", headers: ["X-Region": "west"]).caching(policy)
+
+        #expect(try await backend.client.send(east) == "east 1")
+        #expect(try await backend.client.send(west) == "west 2")
+        #expect(try await backend.client.send(west) == "west 2")
+        #expect(try await backend.client.send(east) == "east 3")
+        #expect(backend.server.requests.count == 3)
+    }
+
+    @Test("a stored answer that no longer decodes is removed, and the network answers")
+    func undecodableEntry() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/item") { _ in .envelope(data: ["id": 1]) }
+        let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
+        struct OldItem: Decodable, Sendable { let id: Int }
+        struct NewItem: Decodable, Sendable {
+            let id: Int
+            let name: String
+        }
+
+        _ = try await backend.client.send(Endpoint<OldItem>.get("item").caching(policy))
+        let error = await networkError {
+            _ = try await backend.client.send(Endpoint<NewItem>.get("item").caching(policy))
+        }
+
+        #expect(error?.code == .decodingFailed)
+        #expect(backend.server.requests.count == 2)
+        #expect(store.count == 0)
+    }
+
+    @Test("session expired empties the cache, and so does removeAll()")
+    func purges() async throws {
+        struct LoginRefused: Error {}
+        let backend = try backend {
+            $0.interceptors = [.reLogin(codes: [99]) { _ in throw LoginRefused() }]
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+        backend.server.route("/v1/me") { _ in .envelope(code: 99, message: "Log in", data: "") }
+        let orders = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(60)))
+
+        _ = try await backend.client.send(orders)
+        #expect(store.count == 1)
+        let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("me")) }
+        #expect(error?.code == .sessionExpired)
+        #expect(store.count == 0)
+
+        _ = try await backend.client.send(orders)
+        #expect(store.count == 1)
+        await backend.client.configuration.cache?.removeAll()
+        #expect(store.count == 0)
+        _ = try await backend.client.send(orders)
+        #expect(backend.server.requests.filter { $0.path == "/v1/orders" }.count == 3)
+    }
+
+    @Test("bodies that are files or multipart forms, and downloads, are never cached")
+    func uncacheable() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/media") { _ in .envelope(data: "ok") }
+        let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
+        let endpoint = Endpoint<String>.post("media", body: .multipart(MultipartForm(fields: ["a": "b"])))
+
+        _ = try await backend.client.send(endpoint.caching(policy))
+        _ = try await backend.client.send(endpoint.caching(policy))
+
+        #expect(backend.server.requests.count == 2)
+        #expect(store.count == 0)
+    }
+
+    @Test("network only, the default, neither reads nor writes")
+    func networkOnly() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+
+        _ = try await backend.client.send(Endpoint<[Order]>.get("orders"))
+        _ = try await backend.client.send(Endpoint<[Order]>.get("orders"))
+
+        #expect(backend.server.requests.count == 2)
+        #expect(store.count == 0)
+    }
+}
