@@ -14,7 +14,8 @@ import Foundation
 /// A policy other than ``networkOnly`` needs a cache in the client's configuration
 /// (``NetworkClient/Configuration/cache``); without one every endpoint uses the network only.
 /// Only answers that decoded into the endpoint's type are stored: for an envelope, a business
-/// success. Downloads and multipart or file bodies are never cached.
+/// success. Only `GET`, `HEAD` and idempotent `POST` endpoints use the cache (see
+/// ``ResponseCache``); downloads and multipart or file bodies never do.
 public struct CachePolicy: Sendable, Hashable {
     enum Kind: Hashable {
         case networkOnly
@@ -43,10 +44,11 @@ public struct CachePolicy: Sendable, Hashable {
         CachePolicy(kind: .staleWhileRevalidate(maxAge: maxAge))
     }
 
-    /// The network first, and every answer is stored; when the device is offline
+    /// The network first, and its answer is stored; when the device is offline
     /// (``NetworkError/Code/offline``), the connection fails (``NetworkError/Code/transport``) or
-    /// the deadline passes (``NetworkError/Code/timedOut``), the stored answer, however old, is
-    /// returned instead, marked stale. Without one the error is thrown.
+    /// the deadline passes (``NetworkError/Code/timedOut``), also while fetching a token, the
+    /// stored answer, however old, is returned instead, marked stale. Without one the error is
+    /// thrown. An error status (a 503, say) is the server's answer, and is thrown.
     public static let offlineFallback = CachePolicy(kind: .offlineFallback)
 }
 

@@ -31,12 +31,20 @@ public protocol CacheStore: Sendable {
 
 /// The key of one stored answer: a SHA-256 digest (64 lower-case hex characters) of the
 /// session's identity and of the request as its endpoint describes it. It is safe as a file
-/// name, and tells nothing about the request.
+/// name. It is not a secret: whoever can guess a user's identity and a URL can compute it.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The digest in hex.
     public let rawValue: String
 
     package init(digest: [UInt8]) { rawValue = digest.hexString }
+
+    /// A key read back from its text (a file name, say).
+    /// - Parameter rawValue: 64 lower-case hex characters; anything else gives `nil`.
+    public init?(rawValue: String) {
+        guard rawValue.utf8.count == 64, rawValue.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else { return nil }
+        self.rawValue = rawValue
+    }
 
     /// The digest in hex.
     public var description: String { rawValue }
@@ -63,7 +71,12 @@ public struct CachedResponse: Sendable, Hashable, Codable {
             + varyingHeaders.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
     }
 
-    package init(_ response: HTTPResponse, storedAt: Date, varyingHeaders: [String: String] = [:]) {
+    /// An entry for an answer.
+    /// - Parameters:
+    ///   - response: The answer; its status, headers and body are kept.
+    ///   - storedAt: When it is stored.
+    ///   - varyingHeaders: The request's values of the headers the answer's `Vary` names.
+    public init(_ response: HTTPResponse, storedAt: Date, varyingHeaders: [String: String] = [:]) {
         status = response.status
         headers = response.headers
         body = response.body

@@ -29,6 +29,9 @@ public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
     /// The bytes the entries take together.
     public var byteCount: Int { lock.withLock { total } }
 
+    /// The keys of the entries, for tests.
+    package var keys: [CacheKey] { lock.withLock { Array(entries.keys) } }
+
     /// The entry under `key`, which becomes the most recently used.
     /// - Parameter key: The key.
     /// - Returns: The entry, or `nil`.

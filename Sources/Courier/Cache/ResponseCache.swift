@@ -8,8 +8,10 @@ import Foundation
 /// request, whose timestamp and nonce differ every time, can still be answered from it.
 ///
 /// Every key also holds the session's identity, which `identity` gives (the signed-in user's
-/// ID, say), so one user's answers are never given to another. When `identity` throws, the
-/// request goes to the network and nothing is stored.
+/// ID, say), so one user's answers are not given to another: an answer is stored only if the
+/// identity is the same when it arrives as when the request left, and no purge happened in
+/// between. When `identity` throws, the request goes to the network and nothing is stored.
+/// Return `nil` only while nobody is signed in: answers stored then are anyone's.
 ///
 /// ```swift
 /// var configuration = NetworkClient.Configuration(baseURL: URL(string: "https://api.example.com/v1/")!)
@@ -17,21 +19,27 @@ import Foundation
 /// ```
 ///
 /// The whole cache is emptied when a request fails with ``NetworkError/Code/sessionExpired``;
-/// call ``removeAll()`` on logout. Only answers that decoded into their endpoint's type are
-/// stored (for an envelope, a business success), and none that says `Cache-Control: no-store`
-/// or `Vary: *`.
+/// on logout call ``removeAll()`` (and ``NetworkClient/cancelAll()``, so nothing in flight
+/// finishes for the old session). Only `GET` and `HEAD` answers are stored, and `POST` answers
+/// of endpoints marked ``Endpoint/idempotent()`` (a query sent as a `POST`); only answers that
+/// decoded into their endpoint's type (for an envelope, a business success), with status 200,
+/// 203 or 204; none that says `Cache-Control: no-store` or `Vary: *`, or varies on a header the
+/// endpoint does not set itself. `Set-Cookie` is never stored.
 public struct ResponseCache: Sendable {
     /// Where the answers are kept.
     public let store: any CacheStore
     private let identity: @Sendable () async throws -> String?
+    /// Counts purges, so an answer to a request that left before one is not stored after it.
+    private let purges = PurgeCounter()
     /// The clock entries are stored and aged by.
     let now: @Sendable () -> Date
 
     /// Creates a cache.
     /// - Parameters:
     ///   - store: Where the answers are kept; a ``MemoryCacheStore`` of 10 MiB by default.
-    ///   - identity: Who the session belongs to (the signed-in user's ID), or `nil` before
-    ///     anyone signs in. Asked for on every request that uses the cache.
+    ///   - identity: Who the session belongs to (the signed-in user's ID), or `nil` while
+    ///     nobody is signed in. Asked for when a request that uses the cache leaves, and again
+    ///     when its answer arrives.
     public init(
         store: any CacheStore = MemoryCacheStore(), identity: @escaping @Sendable () async throws -> String?
     ) {
@@ -47,47 +55,95 @@ public struct ResponseCache: Sendable {
         self.now = now
     }
 
-    /// Removes every stored answer: on logout, say.
-    public func removeAll() async {
-        try? await store.removeAll()
+    /// Removes every stored answer: on logout, say. Answers to requests still in flight are not
+    /// stored afterwards.
+    /// - Throws: What the store throws when it cannot remove them.
+    public func removeAll() async throws {
+        purges.increment()
+        try await store.removeAll()
     }
 
     // MARK: - Keys and entries
 
-    /// The key of `request` in this session, or `nil` when it cannot be cached: a download, a
-    /// multipart or file body, or an identity that could not be read.
-    func key(for request: HTTPRequest) async -> CacheKey? {
-        guard let parts = RequestDigest.parts(of: request) else { return nil }
-        let session: String?
-        do { session = try await identity() } catch { return nil }
-        let owner = session.map { "user " + $0 } ?? "nobody"
-        return RequestDigest.key("courier-cache-1", [owner] + parts)
+    /// Where a request's answer is found and stored: its key, and the session and purge count
+    /// it was made in.
+    struct Ticket: Sendable {
+        let key: CacheKey
+        let identity: String?
+        let purge: Int
     }
 
-    /// The entry under `key`, if it answers `request` (the headers its `Vary` named have the
+    /// The ticket of a request in this session, or `nil` when it cannot be cached: not a `GET`,
+    /// a `HEAD` or an idempotent `POST`, a download, a multipart or file body, or an identity
+    /// that could not be read. `variant` names what else tells answers apart (the layers the
+    /// endpoint skips, the type it decodes into).
+    func ticket(for request: HTTPRequest, variant: [String]) async -> Ticket? {
+        let method = request.method
+        guard method == .get || method == .head || (method == .post && request.isIdempotent),
+            let parts = RequestDigest.parts(of: request)
+        else { return nil }
+        let purge = purges.value
+        let session: String?
+        do { session = try await identity() } catch { return nil }
+        let headers = request.headers.fields.map { "\($0.name.lowercased()): \($0.value)" }.sorted()
+        let owner = session.map { "user " + $0 } ?? "nobody"
+        let key = RequestDigest.key("courier-cache-1", [owner] + parts + headers + variant)
+        return Ticket(key: key, identity: session, purge: purge)
+    }
+
+    /// The entry of a ticket, if it answers `request` (the headers its `Vary` named have the
     /// same values).
-    func response(for key: CacheKey, answering request: HTTPRequest) async -> CachedResponse? {
-        guard let stored = try? await store.response(for: key) else { return nil }
+    func response(for ticket: Ticket, answering request: HTTPRequest) async -> CachedResponse? {
+        guard let stored = try? await store.response(for: ticket.key) else { return nil }
         for (name, value) in stored.varyingHeaders where (request.headers[name] ?? "") != value {
             return nil
         }
         return stored
     }
 
-    /// Stores the answer to `request` under `key`, unless it may not be stored.
-    func save(_ response: HTTPResponse, answering request: HTTPRequest, under key: CacheKey) async {
-        guard (200..<300).contains(response.status), response.bodyFile == nil else { return }
-        let control = (response.headers["Cache-Control"] ?? "").lowercased()
-        if control.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "no-store" }) {
+    /// Stores the answer to `request` under its ticket, unless it may not be stored (then the
+    /// entry there goes), the session changed, or a purge happened since the request left.
+    func save(_ response: HTTPResponse, answering request: HTTPRequest, ticket: Ticket) async {
+        guard let entry = entry(for: response, answering: request) else {
+            try? await store.removeResponse(for: ticket.key)
             return
         }
+        guard purges.value == ticket.purge, (try? await identity()) == ticket.identity else { return }
+        try? await store.store(entry, for: ticket.key)
+        // A purge that began while the entry was written removes it again.
+        if purges.value != ticket.purge { try? await store.removeResponse(for: ticket.key) }
+    }
+
+    /// Removes the entry of a ticket: the server says the resource is gone.
+    func remove(_ ticket: Ticket) async {
+        try? await store.removeResponse(for: ticket.key)
+    }
+
+    /// The entry to store for an answer, or `nil` when it may not be stored.
+    private func entry(for response: HTTPResponse, answering request: HTTPRequest) -> CachedResponse? {
+        guard [200, 203, 204].contains(response.status), response.bodyFile == nil,
+            response.headers["Content-Range"] == nil
+        else { return nil }
+        if Self.values(of: "Cache-Control", in: response.headers).contains("no-store") { return nil }
         var varying: [String: String] = [:]
-        for name in (response.headers["Vary"] ?? "").split(separator: ",") {
-            let name = name.trimmingCharacters(in: .whitespaces).lowercased()
-            guard name != "*" else { return }
-            if !name.isEmpty { varying[name] = request.headers[name] ?? "" }
+        for name in Self.values(of: "Vary", in: response.headers) {
+            // The body is stored decoded, and the session is in the key; any other header must
+            // be one the endpoint sets, or this level cannot tell the answers apart.
+            if ["accept-encoding", "authorization", "cookie"].contains(name) { continue }
+            guard name != "*", let value = request.headers[name] else { return nil }
+            varying[name] = value
         }
-        try? await store.store(CachedResponse(response, storedAt: now(), varyingHeaders: varying), for: key)
+        var kept = response
+        kept.headers = HTTPHeaders(response.headers.fields.filter { $0.name.lowercased() != "set-cookie" })
+        return CachedResponse(kept, storedAt: now(), varyingHeaders: varying)
+    }
+
+    /// The comma-separated items of every field named `name`, lower-cased and trimmed.
+    private static func values(of name: String, in headers: HTTPHeaders) -> [String] {
+        headers.fields.filter { $0.name.lowercased() == name.lowercased() }
+            .flatMap { $0.value.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty }
     }
 
     /// Whether an entry stored at `storedAt` is younger than `maxAge` now. One stored in the
@@ -96,4 +152,15 @@ public struct ResponseCache: Sendable {
         let age = now().timeIntervalSince(stored.storedAt)
         return age >= 0 && Duration.seconds(age) < maxAge
     }
+}
+
+/// A count of purges, shared by every copy of a ``ResponseCache``.
+///
+/// `@unchecked Sendable`: `count` is guarded by `lock`.
+private final class PurgeCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
 }

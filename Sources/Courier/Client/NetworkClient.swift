@@ -76,20 +76,15 @@ public actor NetworkClient {
     }
 
     /// Sends a built request through the layers and the transport, checks the answer and
-    /// decodes it. A ``NetworkError/Code/sessionExpired`` empties the cache.
+    /// decodes it.
     nonisolated func networkReply<Response>(to endpoint: Endpoint<Response>, request: HTTPRequest)
         async throws(NetworkError) -> Reply<Response>
     {
         let decoding = endpoint.decoding
-        do {
-            return try await perform(request, of: endpoint) { [self] response in
-                try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
-                let value = try decoding.decode(response, decodingContext)
-                return Reply(value: value, response: response, decoder: decodingContext.decoder)
-            }
-        } catch {
-            if error.code == .sessionExpired, let cache = configuration.cache { await cache.removeAll() }
-            throw error
+        return try await perform(request, of: endpoint) { [self] response in
+            try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
+            let value = try decoding.decode(response, decodingContext)
+            return Reply(value: value, response: response, decoder: decodingContext.decoder)
         }
     }
 
@@ -155,7 +150,7 @@ public actor NetworkClient {
     /// in a task of its own, registered as in flight, and turns the answer into a value with
     /// `finish`. Cancelling the caller, or ``cancelAll()``, cancels that task. An identical
     /// request in flight that shares its transfer (``Endpoint/sharesIdenticalRequests``)
-    /// answers this one too.
+    /// answers this one too. A ``NetworkError/Code/sessionExpired`` empties the cache.
     /// - Throws: ``NetworkError``, described with the request.
     nonisolated func perform<Response, Value: Sendable>(
         _ request: HTTPRequest, of endpoint: Endpoint<Response>,
@@ -201,7 +196,10 @@ public actor NetworkClient {
         do {
             return try result.get()
         } catch {
-            throw NetworkError.wrapping(error).describing(request)
+            let failure = NetworkError.wrapping(error)
+            // A session that ended takes its stored answers with it, whatever the request was.
+            if failure.code == .sessionExpired, let cache = configuration.cache { try? await cache.removeAll() }
+            throw failure.describing(request)
         }
     }
 }

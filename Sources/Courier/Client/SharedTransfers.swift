@@ -24,6 +24,11 @@ final class SharedTransfers: @unchecked Sendable {
     func response(for key: CacheKey, start: @escaping @Sendable () async throws -> HTTPResponse) async throws
         -> HTTPResponse
     {
+        // A caller cancelled already (by cancelAll(), say) starts nothing.
+        guard !Task.isCancelled else {
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
+        }
+        let priority = Task.currentPriority
         let transfer: Transfer = lock.withLock {
             if let running = transfers[key] {
                 running.waiters += 1
@@ -31,7 +36,7 @@ final class SharedTransfers: @unchecked Sendable {
             }
             let transfer = Transfer()
             transfers[key] = transfer
-            transfer.task = Task.detached { [self] in
+            transfer.task = Task.detached(priority: priority) { [self] in
                 let result: Result<HTTPResponse, any Error>
                 do { result = .success(try await start()) } catch { result = .failure(error) }
                 lock.withLock { if transfers[key] === transfer { transfers[key] = nil } }

@@ -49,9 +49,10 @@ public struct Endpoint<Response: Sendable>: Sendable {
     /// How this endpoint uses the client's ``NetworkClient/Configuration/cache``;
     /// ``CachePolicy/networkOnly`` by default. See ``caching(_:)``.
     public var cachePolicy: CachePolicy = .networkOnly
-    /// Whether an identical request already in flight (the same method, URL, query, headers,
-    /// body, deadline and skipped layers) answers this one too, so the two share one transfer.
-    /// `false` by default; see ``sharingIdenticalRequests(_:)``.
+    /// Whether an identical request of the same client already in flight (the same method, URL,
+    /// query, headers, body, deadline and skipped layers) answers this one too, so the two share
+    /// one transfer, whoever is signed in: call ``NetworkClient/cancelAll()`` on logout. `false`
+    /// by default; see ``sharingIdenticalRequests(_:)``.
     public var sharesIdenticalRequests = false
 
     /// Creates an endpoint with any method.

@@ -39,19 +39,24 @@ import Testing
         func advance(_ seconds: TimeInterval) { lock.withLock { date += seconds } }
     }
 
-    @Test("offline fallback: the network first, then the stored answer, marked stale, when the server is gone")
+    @Test("offline fallback: the network first, then the stored answer, marked stale, when the connection fails")
     func fallbackOnTransportFailure() async throws {
         let store = MemoryCacheStore()
         let clock = Clock()
         let backend = try Backend {
             $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now })
         }
-        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+        defer { backend.server.stop() }
+        let broken = Flag()
+        backend.server.route("/v1/orders") { _ in
+            let answer = LoopbackServer.Response.envelope(data: [Order(id: 1, title: "Tea")])
+            return broken.isSet ? answer.with(.closeBeforeResponding) : answer
+        }
         let endpoint = Endpoint<[Order]>.get("orders").caching(.offlineFallback)
 
         let fresh = try await backend.client.reply(to: endpoint)
         clock.advance(86_400)
-        backend.server.stop()
+        broken.set()
         let fallback = try await backend.client.reply(to: endpoint)
 
         #expect(fresh.cached == nil)
@@ -81,10 +86,13 @@ import Testing
 
     @Test("offline fallback without a stored answer throws the network's error")
     func fallbackWithoutEntry() async throws {
-        let backend = try Backend { $0.cache = ResponseCache { "ann" } }
-        backend.server.stop()
+        let refusing = RefusingPort()
+        var configuration = NetworkClient.Configuration(
+            baseURL: URL(string: "http://127.0.0.1:\(refusing.port)/")!, transport: TestTransport.make())
+        configuration.cache = ResponseCache { "ann" }
         let error = await networkError {
-            _ = try await backend.client.send(Endpoint<[Order]>.get("orders").caching(.offlineFallback))
+            _ = try await NetworkClient(configuration: configuration).send(
+                Endpoint<[Order]>.get("orders").caching(.offlineFallback))
         }
         #expect(error?.code == .transport)
     }

@@ -142,7 +142,7 @@ import Testing
         }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
-        let endpoint = Endpoint<[Order]>.post("orders", body: .form(["page": "1"]))
+        let endpoint = Endpoint<[Order]>.post("orders", body: .form(["page": "1"])).idempotent()
             .caching(.cacheFirst(maxAge: .seconds(60)))
 
         _ = try await backend.client.send(endpoint)
@@ -153,7 +153,7 @@ import Testing
         #expect(backend.server.requests.first?.form["sign"] != nil)
     }
 
-    @Test("a different query, body, method or path is a different entry")
+    @Test("a different query, header, body, path or skipped layer is a different entry")
     func keyCoversTheRequest() async throws {
         let backend = try backend()
         defer { backend.server.stop() }
@@ -163,8 +163,10 @@ import Testing
         let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
         let endpoints: [Endpoint<[Order]>] = [
             .get("orders"), .get("orders", query: ["page": "2"]), .get("Orders"),
-            .post("orders", body: .form(["page": "1"])), .post("orders", body: .form(["page": "2"])),
-            .post("orders", body: .json(["page": "1"])), .put("orders", body: .form(["page": "1"])),
+            .get("orders", headers: ["Accept": "text/csv"]), Endpoint.get("orders").skipping(.token),
+            Endpoint.post("orders", body: .form(["page": "1"])).idempotent(),
+            Endpoint.post("orders", body: .form(["page": "2"])).idempotent(),
+            Endpoint.post("orders", body: .json(["page": "1"])).idempotent(),
         ]
 
         for endpoint in endpoints { _ = try await backend.client.send(endpoint.caching(policy)) }
@@ -209,7 +211,7 @@ import Testing
         #expect(store.count == 0)
     }
 
-    @Test("an entry answers only a request with the same values of the headers its Vary names")
+    @Test("requests with other values of the endpoint's headers never share an entry, Vary or not")
     func varyingHeaders() async throws {
         let backend = try backend()
         defer { backend.server.stop() }
@@ -217,18 +219,18 @@ import Testing
         backend.server.route("/v1/news") { request in
             var response = LoopbackServer.Response.envelope(
                 data: "\(request.headers["X-Region"] ?? "none") \(counter.next())")
-            response.headers["Vary"] = "X-Region"
+            if request.headers["X-Vary"] != nil { response.headers["Vary"] = "X-Region" }
             return response
         }
         let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
         let east = Endpoint<String>.get("news", headers: ["X-Region": "east"]).caching(policy)
-        let west = Endpoint<String>.get("news", headers: ["X-Region": "west"]).caching(policy)
+        let west = Endpoint<String>.get("news", headers: ["X-Region": "west", "X-Vary": "1"]).caching(policy)
 
         #expect(try await backend.client.send(east) == "east 1")
         #expect(try await backend.client.send(west) == "west 2")
         #expect(try await backend.client.send(west) == "west 2")
-        #expect(try await backend.client.send(east) == "east 3")
-        #expect(backend.server.requests.count == 3)
+        #expect(try await backend.client.send(east) == "east 1")
+        #expect(backend.server.requests.count == 2)
     }
 
     @Test("a stored answer that no longer decodes is removed, and the network answers")
@@ -236,21 +238,23 @@ import Testing
         let backend = try backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/item") { _ in .envelope(data: ["id": 1]) }
-        let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
-        struct OldItem: Decodable, Sendable { let id: Int }
-        struct NewItem: Decodable, Sendable {
-            let id: Int
-            let name: String
-        }
+        struct Item: Decodable, Sendable { let id: Int }
+        let endpoint = Endpoint<Item>.get("item").caching(.cacheFirst(maxAge: .seconds(60)))
 
-        _ = try await backend.client.send(Endpoint<OldItem>.get("item").caching(policy))
-        let error = await networkError {
-            _ = try await backend.client.send(Endpoint<NewItem>.get("item").caching(policy))
-        }
+        _ = try await backend.client.send(endpoint)
+        let key = try #require(store.keys.first)
+        // What an older version of the app stored under the same key, in a shape this one cannot read.
+        await store.store(
+            CachedResponse(
+                HTTPResponse(
+                    status: 200, headers: ["Content-Type": "application/json"],
+                    body: Data(#"{"code":0,"data":{"id":"one"}}"#.utf8)), storedAt: world.now),
+            for: key)
+        let reply = try await backend.client.reply(to: endpoint)
 
-        #expect(error?.code == .decodingFailed)
+        #expect(reply.cached == nil && reply.value.id == 1)
         #expect(backend.server.requests.count == 2)
-        #expect(store.count == 0)
+        #expect(store.count == 1)
     }
 
     @Test("session expired empties the cache, and so does removeAll()")
@@ -272,7 +276,7 @@ import Testing
 
         _ = try await backend.client.send(orders)
         #expect(store.count == 1)
-        await backend.client.configuration.cache?.removeAll()
+        try await backend.client.configuration.cache?.removeAll()
         #expect(store.count == 0)
         _ = try await backend.client.send(orders)
         #expect(backend.server.requests.filter { $0.path == "/v1/orders" }.count == 3)
@@ -305,4 +309,111 @@ import Testing
         #expect(backend.server.requests.count == 2)
         #expect(store.count == 0)
     }
+
+    @Test("only GET, HEAD and an idempotent POST use the cache: a POST, PUT or DELETE goes to the network every time")
+    func unsafeMethodsNotCached() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+        let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
+        let endpoints: [Endpoint<[Order]>] = [
+            .post("orders", body: .form(["title": "Tea"])), .put("orders", body: .form(["title": "Tea"])),
+            .delete("orders"),
+        ]
+
+        for endpoint in endpoints + endpoints { _ = try await backend.client.send(endpoint.caching(policy)) }
+
+        #expect(backend.server.requests.count == 6)
+        #expect(store.count == 0)
+    }
+
+    @Test("an answer that arrives after a purge is not stored, nor one for a session that changed meanwhile")
+    func purgeAndSwitchInFlight() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let gate = Gate()
+        backend.server.route("/v1/profile") { _ in
+            await gate.pass()
+            return .envelope(data: "ann's profile")
+        }
+        let endpoint = Endpoint<String>.get("profile").caching(.cacheFirst(maxAge: .seconds(600)))
+
+        let purged = Task { try await backend.client.send(endpoint) }
+        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/profile")) })
+        try await backend.client.configuration.cache?.removeAll()
+        gate.open()
+        _ = try await purged.value
+        #expect(store.count == 0)
+
+        let gate2 = Gate()
+        backend.server.route("/v1/profile2") { _ in
+            await gate2.pass()
+            return .envelope(data: "ann's profile")
+        }
+        let switched = Task {
+            try await backend.client.send(Endpoint<String>.get("profile2").caching(.cacheFirst(maxAge: .seconds(600))))
+        }
+        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/profile2")) })
+        world.signIn("bob")
+        gate2.open()
+        _ = try await switched.value
+        #expect(store.count == 0)
+    }
+
+    @Test("every Vary and Cache-Control field counts, and a Vary on a header the endpoint does not set forbids storing")
+    func repeatedAndUnseenFields() async throws {
+        let backend = try backend {
+            $0.interceptors = [.headers { _ in ["Accept-Language": "zh-Hans"] }]
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in
+            LoopbackServer.Response(
+                headers: HTTPHeaders([
+                    .init(name: "Content-Type", value: "application/json"),
+                    .init(name: "Cache-Control", value: "public"),
+                    .init(name: "Cache-Control", value: "no-store"),
+                ]),
+                body: Data(#"{"code":0,"data":"a"}"#.utf8))
+        }
+        backend.server.route("/v1/b") { _ in
+            LoopbackServer.Response(
+                headers: HTTPHeaders([
+                    .init(name: "Content-Type", value: "application/json"),
+                    .init(name: "Vary", value: "Accept-Encoding"),
+                    .init(name: "Vary", value: "Accept-Language"),
+                ]),
+                body: Data(#"{"code":0,"data":"b"}"#.utf8))
+        }
+        let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
+
+        for path in ["a", "b", "a", "b"] {
+            _ = try await backend.client.send(Endpoint<String>.get(path).caching(policy))
+        }
+
+        #expect(backend.server.requests.count == 4)
+        #expect(store.count == 0)
+    }
+
+    @Test("Set-Cookie is not stored, and a 404 or 410 removes the entry")
+    func cookiesAndGone() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let gone = Counter()
+        backend.server.route("/v1/item") { _ in
+            if gone.next() > 1 { return .json(#"{"error":"gone"}"#, status: 410) }
+            var response = LoopbackServer.Response.envelope(data: "item")
+            response.headers.append(name: "Set-Cookie", value: "session=secret")
+            return response
+        }
+        let endpoint = Endpoint<String>.get("item").caching(.offlineFallback)
+
+        _ = try await backend.client.send(endpoint)
+        let key = try #require(store.keys.first)
+        #expect(await store.response(for: key)?.headers["Set-Cookie"] == nil)
+        let error = await networkError { _ = try await backend.client.send(endpoint) }
+
+        #expect(error?.code == .httpStatus && error?.status == 410)
+        #expect(store.count == 0)
+    }
+
 }

@@ -6,18 +6,39 @@ import Testing
 /// Identical requests in flight share one transfer: what is shared, what is not, and who may
 /// cancel it.
 @Suite struct SharedTransferTests {
-    private static let slowOrders = "/v1/orders"
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func next() -> Int {
+            lock.withLock {
+                value += 1
+                return value
+            }
+        }
+    }
 
-    private func backend() throws -> Backend {
+    /// A backend whose `/v1/orders` answers once `gate` opens, and whose `/v1/slow` takes 10 s
+    /// the first time (long enough for any cancellation to land mid-flight) and answers at once
+    /// after.
+    private func backend(gate: Gate = Gate()) throws -> Backend {
         let backend = try Backend()
-        backend.server.route(Self.slowOrders) { _ in
-            LoopbackServer.Response.envelope(data: [Order(id: 1, title: "Tea")]).delayed(by: .milliseconds(300))
+        backend.server.route("/v1/orders") { _ in
+            await gate.pass()
+            return .envelope(data: [Order(id: 1, title: "Tea")])
+        }
+        let slowOnce = Counter()
+        backend.server.route("/v1/slow") { _ in
+            let answer = LoopbackServer.Response.envelope(data: [Order(id: 1, title: "Tea")])
+            return slowOnce.next() == 1 ? answer.delayed(by: .seconds(10)) : answer
         }
         return backend
     }
 
-    /// Waits until `count` callers wait for the shared transfer (checked every 5 ms, for at
-    /// most 5 s), so a cancellation lands on a caller that has joined it.
+    private static let orders = Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true)
+    private static let slow = Endpoint<[Order]>.get("slow").sharingIdenticalRequests(true)
+
+    /// Waits until `count` callers wait for a shared transfer (checked every 5 ms, for at most
+    /// 5 s), so what the test does next lands on callers that have joined it.
     private func joined(_ client: NetworkClient, _ count: Int) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(5)
         while client.sharedTransferWaiters < count {
@@ -33,30 +54,33 @@ import Testing
 
     @Test("1,000 identical shared GETs at once reach the server as one request, and every caller gets the answer")
     func thousandIdenticalGets() async throws {
-        let backend = try backend()
+        let gate = Gate()
+        let backend = try backend(gate: gate)
         defer { backend.server.stop() }
 
         let counts = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<1_000 {
-                group.addTask {
-                    try await backend.client.send(Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true)).count
-                }
-            }
+            for _ in 0..<1_000 { group.addTask { try await backend.client.send(Self.orders).count } }
+            #expect(await joined(backend.client, 1_000))
+            gate.open()
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
 
         #expect(counts.count == 1_000 && counts.allSatisfy { $0 == 1 })
         #expect(backend.server.requests.count == 1)
+        #expect(backend.client.sharedTransferWaiters == 0)
     }
 
     @Test("each caller decodes the shared answer as its own endpoint says")
     func eachCallerDecodes() async throws {
-        let backend = try backend()
+        let gate = Gate()
+        let backend = try backend(gate: gate)
         defer { backend.server.stop() }
 
-        async let orders = backend.client.send(Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true))
+        async let orders = backend.client.send(Self.orders)
         async let text = backend.client.send(
             Endpoint<String>.get("orders", decoding: .text).sharingIdenticalRequests(true))
+        #expect(await joined(backend.client, 2))
+        gate.open()
         let (decoded, raw) = try await (orders, text)
 
         #expect(decoded == [Order(id: 1, title: "Tea")])
@@ -66,7 +90,8 @@ import Testing
 
     @Test("a different query, header or body, and an endpoint that does not share, each get a transfer of their own")
     func notShared() async throws {
-        let backend = try backend()
+        let gate = Gate()
+        let backend = try backend(gate: gate)
         defer { backend.server.stop() }
         let shared = { (endpoint: Endpoint<[Order]>) in endpoint.sharingIdenticalRequests(true) }
         let endpoints: [Endpoint<[Order]>] = [
@@ -77,24 +102,48 @@ import Testing
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             for endpoint in endpoints { group.addTask { _ = try await backend.client.send(endpoint) } }
+            await gate.arrivals(endpoints.count)
+            gate.open()
             try await group.waitForAll()
         }
 
         #expect(backend.server.requests.count == endpoints.count)
     }
 
+    @Test("a failure reaches every caller of the shared transfer")
+    func sharedFailure() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        let gate = Gate()
+        backend.server.route("/v1/orders") { _ in
+            await gate.pass()
+            return .json(#"{"error":"busy"}"#, status: 503)
+        }
+
+        let errors = await withTaskGroup(of: NetworkError?.self) { group in
+            for _ in 0..<5 { group.addTask { await networkError { _ = try await backend.client.send(Self.orders) } } }
+            #expect(await joined(backend.client, 5))
+            gate.open()
+            return await group.reduce(into: [NetworkError?]()) { $0.append($1) }
+        }
+
+        #expect(errors.count == 5 && errors.allSatisfy { $0?.status == 503 })
+        #expect(backend.server.requests.count == 1)
+    }
+
     @Test("one caller's cancellation does not cancel the transfer the others wait for")
     func oneCancelled() async throws {
-        let backend = try backend()
+        let gate = Gate()
+        let backend = try backend(gate: gate)
         defer { backend.server.stop() }
         let client = backend.client
 
-        let leaving = Task { try await client.send(Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true)) }
-        let staying = Task { try await client.send(Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true)) }
+        let leaving = Task { try await client.send(Self.orders) }
+        let staying = Task { try await client.send(Self.orders) }
         #expect(await joined(client, 2))
         leaving.cancel()
-
         let error = await networkError { _ = try await leaving.value }
+        gate.open()
         let orders = try await staying.value
 
         #expect(error?.code == .cancelled)
@@ -109,38 +158,42 @@ import Testing
         defer { backend.server.stop() }
         let client = backend.client
 
-        let first = Task { try await client.send(Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true)) }
-        let second = Task { try await client.send(Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true)) }
+        let first = Task { try await client.send(Self.slow) }
+        let second = Task { try await client.send(Self.slow) }
         #expect(await joined(client, 2))
-        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/orders")) })
+        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/slow")) })
         first.cancel()
         second.cancel()
 
         #expect(await networkError { _ = try await first.value }?.code == .cancelled)
         #expect(await networkError { _ = try await second.value }?.code == .cancelled)
-        #expect(await backend.server.waitForEvents { $0.contains(.clientClosedEarly(target: "/v1/orders")) })
-        #expect(
-            try await client.send(Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true)) == [
-                Order(id: 1, title: "Tea")
-            ])
+        #expect(await backend.server.waitForEvents { $0.contains(.clientClosedEarly(target: "/v1/slow")) })
+        #expect(try await client.send(Self.slow) == [Order(id: 1, title: "Tea")])
         #expect(received(backend.server) == 2)
     }
 
-    @Test("cancelAll() cancels the shared transfer with every caller")
+    @Test(
+        "cancelAll() cancels the shared transfer with every caller, and a caller cancelled before it joins starts nothing"
+    )
     func cancelAll() async throws {
         let backend = try backend()
         defer { backend.server.stop() }
         let client = backend.client
 
-        let callers = (0..<3).map { _ in
-            Task { try await client.send(Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true)) }
-        }
+        let callers = (0..<3).map { _ in Task { try await client.send(Self.slow) } }
         #expect(await joined(client, 3))
-        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/orders")) })
+        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/slow")) })
         client.cancelAll()
 
         for caller in callers { #expect(await networkError { _ = try await caller.value }?.code == .cancelled) }
-        #expect(await backend.server.waitForEvents { $0.contains(.clientClosedEarly(target: "/v1/orders")) })
-        #expect(client.activeRequestCount == 0)
+        #expect(await backend.server.waitForEvents { $0.contains(.clientClosedEarly(target: "/v1/slow")) })
+        #expect(client.activeRequestCount == 0 && client.sharedTransferWaiters == 0)
+
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.send(Self.slow)
+        }
+        #expect(await networkError { _ = try await early.value }?.code == .cancelled)
+        #expect(received(backend.server) == 1)
     }
 }
