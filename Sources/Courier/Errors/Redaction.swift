@@ -44,10 +44,14 @@ public enum Redaction {
                 output.append(contentsOf: redactText(name, extra: extra).unicodeScalars)
                 output.append(contentsOf: scalars[key.name.upperBound..<key.valueStart])
                 let end = endOfValue(in: scalars, from: key.valueStart)
-                if let quote = quoteAround(scalars, key.valueStart..<end), quote == 2 || key.name.lowerBound == index {
-                    // `name="…"`, or any value written `\"…\"` inside a JSON string: the quote
-                    // that ends the value may be one that opens a key (`"key=" "password": …`,
-                    // where the first quote closes a string), so it is read again.
+                if let quote = quoteAround(scalars, key.valueStart..<end),
+                    quote == 2 || key.name.lowerBound == index || keyBeforeValue(in: scalars, at: end - 1) != nil
+                {
+                    // `name="…"`, a value written `\"…\"` inside a JSON string, or a quoted
+                    // value whose closing quote opens a key: that quote may be one that opens a
+                    // key (`"key=" "password": …`, where the first quote closes a string, or
+                    // `"a=b\":"} "password": …`, where what looked like an escaped key was the
+                    // end of a string), so it is read again.
                     output.append(contentsOf: scalars[key.valueStart..<(key.valueStart + quote)])
                     output.append(contentsOf: placeholder.unicodeScalars)
                     index = end - quote

@@ -34,6 +34,12 @@ import Testing
                 #"{"body":"key=<redacted>":\"<redacted>\"token\":\"<redacted>\""#
             ),
             (#"{"body":"key=\" \"password\":\"pw\""}"#, #"{"body":"key=\"<redacted>\"password\":\"<redacted>\""}"#),
+            // What looked like an escaped key ending (`\":`) was the end of the string, and the
+            // quoted value after it ends where the next key opens.
+            (
+                #"{"body":"key=Collection\":"} "password": "pw""#,
+                #"{"body":"key=<redacted>":"<redacted>"password": <redacted>"#
+            ),
             (
                 #"{"error":"bad body {\"q\":\"reset token=\",\"password\":\"pw\"}"}"#,
                 #"{"error":"bad body {\"q\":\"reset token=\"<redacted>\"password\":\"<redacted>\"}"}"#
