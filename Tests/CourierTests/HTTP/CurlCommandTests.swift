@@ -158,11 +158,14 @@ import Testing
     func levels() async throws {
         let sink = CapturingSink()
         let backend = try Backend { $0.interceptors = [.logging(sink: sink, includesDetails: true)] }
+        defer { backend.server.stop() }
         backend.server.route("/v1/ok") { _ in .json(#"{"code":0}"#) }
         _ = try await backend.client.send(Endpoint<EmptyResponse>.get("ok"))
         _ = try? await backend.client.send(Endpoint<EmptyResponse>.get("missing"))
-        backend.server.stop()
-        _ = try? await backend.client.send(Endpoint<EmptyResponse>.get("ok"))
+        // A failure: a port that refuses (bound for the whole test, so no other test's server
+        // can take it and get this request).
+        let refusing = RefusingPort()
+        _ = try? await backend.client.send(Endpoint<EmptyResponse>.get("http://127.0.0.1:\(refusing.port)/ok"))
         let levels = sink.all.map { "\($0.event) \($0.level)" }
         #expect(levels.contains("request info"))
         #expect(levels.contains("response info"))

@@ -143,11 +143,13 @@ import Testing
                 ]
         }
         defer { backend.server.stop() }
-        // A server that is gone: the connection is refused.
-        let gone = try FaultServer([])
-        gone.stop()
+        // A server that is gone: the connection is refused. The port stays bound (and refuses)
+        // for the whole test, so no other test's server can take it meanwhile.
+        let gone = RefusingPort()
         let offline = NetworkClient(
-            configuration: .init(baseURL: gone.baseURL, timeout: .seconds(5), transport: TestTransport.make()))
+            configuration: .init(
+                baseURL: URL(string: "http://127.0.0.1:\(gone.port)/")!, timeout: .seconds(5),
+                transport: TestTransport.make()))
 
         let refused = await networkError { _ = try await offline.resumeDownload(resumeData).value }
         #expect(refused?.status == nil, "\(String(describing: refused))")
