@@ -24,14 +24,6 @@ import Testing
         func removeAll() async { await inner.removeAll() }
     }
 
-    /// A switch the test flips for the server's routes.
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false
-        var isSet: Bool { lock.withLock { value } }
-        func set() { lock.withLock { value = true } }
-    }
-
     final class Clock: @unchecked Sendable {
         private let lock = NSLock()
         private var date = Date(timeIntervalSince1970: 1_700_000_000)

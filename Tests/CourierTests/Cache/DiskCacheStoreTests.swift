@@ -212,7 +212,7 @@ import Testing
         defer { folder.remove() }
         let server = try LoopbackServer()
         defer { server.stop() }
-        let relaunched = CacheFallbackTests.Flag()
+        let relaunched = Flag()
         server.route("/orders") { _ in
             let answer = LoopbackServer.Response.envelope(data: [Order(id: 1, title: "Tea")])
             return relaunched.isSet ? answer.with(.closeBeforeResponding) : answer

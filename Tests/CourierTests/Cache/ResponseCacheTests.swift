@@ -30,24 +30,12 @@ import Testing
         }
     }
 
-    /// Counts the server's answers so far, as each route's own counter.
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = 0
-        func next() -> Int {
-            lock.withLock {
-                value += 1
-                return value
-            }
-        }
-    }
-
     @Test("cache first: a fresh entry answers without the network, and says so")
     func cacheFirstHit() async throws {
         let backend = try backend()
         defer { backend.server.stop() }
         let counter = Counter()
-        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.next(), title: "Tea")]) }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.increment(), title: "Tea")]) }
         let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(60)))
 
         let first = try await backend.client.reply(to: endpoint)
@@ -66,7 +54,7 @@ import Testing
         let backend = try backend()
         defer { backend.server.stop() }
         let counter = Counter()
-        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.next(), title: "Tea")]) }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.increment(), title: "Tea")]) }
         let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(60)))
 
         _ = try await backend.client.send(endpoint)
@@ -98,7 +86,7 @@ import Testing
         let backend = try backend()
         defer { backend.server.stop() }
         let counter = Counter()
-        backend.server.route("/v1/profile") { _ in .envelope(data: "profile \(counter.next())") }
+        backend.server.route("/v1/profile") { _ in .envelope(data: "profile \(counter.increment())") }
         let endpoint = Endpoint<String>.get("profile").caching(.cacheFirst(maxAge: .seconds(600)))
 
         let ann = try await backend.client.send(endpoint)
@@ -158,8 +146,8 @@ import Testing
         let backend = try backend()
         defer { backend.server.stop() }
         let counter = Counter()
-        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.next(), title: "Tea")]) }
-        backend.server.route("/v1/Orders") { _ in .envelope(data: [Order(id: counter.next(), title: "Tea")]) }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.increment(), title: "Tea")]) }
+        backend.server.route("/v1/Orders") { _ in .envelope(data: [Order(id: counter.increment(), title: "Tea")]) }
         let policy = CachePolicy.cacheFirst(maxAge: .seconds(60))
         let endpoints: [Endpoint<[Order]>] = [
             .get("orders"), .get("orders", query: ["page": "2"]), .get("Orders"),
@@ -218,7 +206,7 @@ import Testing
         let counter = Counter()
         backend.server.route("/v1/news") { request in
             var response = LoopbackServer.Response.envelope(
-                data: "\(request.headers["X-Region"] ?? "none") \(counter.next())")
+                data: "\(request.headers["X-Region"] ?? "none") \(counter.increment())")
             if request.headers["X-Vary"] != nil { response.headers["Vary"] = "X-Region" }
             return response
         }
@@ -400,7 +388,7 @@ import Testing
         defer { backend.server.stop() }
         let gone = Counter()
         backend.server.route("/v1/item") { _ in
-            if gone.next() > 1 { return .json(#"{"error":"gone"}"#, status: 410) }
+            if gone.increment() > 1 { return .json(#"{"error":"gone"}"#, status: 410) }
             var response = LoopbackServer.Response.envelope(data: "item")
             response.headers.append(name: "Set-Cookie", value: "session=secret")
             return response

@@ -6,16 +6,6 @@ import Testing
 /// Identical requests in flight share one transfer: what is shared, what is not, and who may
 /// cancel it.
 @Suite struct SharedTransferTests {
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = 0
-        func next() -> Int {
-            lock.withLock {
-                value += 1
-                return value
-            }
-        }
-    }
 
     /// A backend whose `/v1/orders` answers once `gate` opens, and whose `/v1/slow` takes 10 s
     /// the first time (long enough for any cancellation to land mid-flight) and answers at once
@@ -29,7 +19,7 @@ import Testing
         let slowOnce = Counter()
         backend.server.route("/v1/slow") { _ in
             let answer = LoopbackServer.Response.envelope(data: [Order(id: 1, title: "Tea")])
-            return slowOnce.next() == 1 ? answer.delayed(by: .seconds(10)) : answer
+            return slowOnce.increment() == 1 ? answer.delayed(by: .seconds(10)) : answer
         }
         return backend
     }

@@ -77,6 +77,15 @@ final class Log: @unchecked Sendable {
     var all: [String] { lock.withLock { entries } }
 }
 
+/// A switch a test flips for its server's routes. `@unchecked Sendable`: `value` is guarded by
+/// `lock`.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
 /// A thread-safe counter. `@unchecked Sendable`: `value` is guarded by `lock`.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()

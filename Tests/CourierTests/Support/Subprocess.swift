@@ -51,12 +51,22 @@ enum Subprocess {
     /// `/dev/null`; end it with `kill` and reap it with ``wait(_:)``.
     /// - Throws: ``Failed`` when it cannot start.
     static func start(_ path: String, _ arguments: [String]) throws -> pid_t {
+        try spawnChild(path, arguments) { actions in
+            for fd: Int32 in 0...2 {
+                posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+            }
+        }
+    }
+
+    /// Starts `path` with `arguments`, its descriptors 0 to 2 as `arrange` sets them and every
+    /// other descriptor of the test run (sockets among them) closed in the child.
+    private static func spawnChild(
+        _ path: String, _ arguments: [String], arrange: (inout posix_spawn_file_actions_t) -> Void
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in 0...2 {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
+        arrange(&actions)
         _ = Self.closeFrom?(&actions, 3)
         let argv = ([path] + arguments).map { strdup($0) }
         defer { for pointer in argv { free(pointer) } }
@@ -84,20 +94,11 @@ enum Subprocess {
         defer { for fd in fromChild where fd >= 0 { close(fd) } }
         for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        if quiet { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
-        // Every other descriptor of the test run (sockets among them) stays out of the child.
-        _ = Self.closeFrom?(&actions, 3)
-
-        let argv = ([path] + arguments).map { strdup($0) }
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv + [nil], environ)
-        guard spawned == 0 else { throw Failed(description: "\(path) did not start: error \(spawned)") }
+        let pid = try spawnChild(path, arguments) { [input = toChild[0], output = fromChild[1]] actions in
+            posix_spawn_file_actions_adddup2(&actions, input, 0)
+            posix_spawn_file_actions_adddup2(&actions, output, 1)
+            if quiet { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        }
         close(toChild[0])
         toChild[0] = -1
         close(fromChild[1])
