@@ -16,12 +16,19 @@ import Foundation
 /// Only answers that decoded into the endpoint's type are stored: for an envelope, a business
 /// success. Only `GET`, `HEAD` and idempotent `POST` endpoints use the cache (see
 /// ``ResponseCache``); downloads and multipart or file bodies never do.
+///
+/// Whatever the policy, a stored answer that carries an `ETag` or a `Last-Modified` is
+/// revalidated rather than fetched again when the network is asked: a `GET` or `HEAD` goes out
+/// with `If-None-Match` or `If-Modified-Since`, and a `304 Not Modified` refreshes the stored
+/// answer (its headers, and its age from now) and returns it, without a body on the wire. An
+/// endpoint that sets either header itself is sent as it is.
 public struct CachePolicy: Sendable, Hashable {
     enum Kind: Hashable {
         case networkOnly
         case cacheFirst(maxAge: Duration)
         case staleWhileRevalidate(maxAge: Duration)
         case offlineFallback
+        case http
     }
 
     let kind: Kind
@@ -50,14 +57,24 @@ public struct CachePolicy: Sendable, Hashable {
     /// stored answer, however old, is returned instead, marked stale. Without one the error is
     /// thrown. An error status (a 503, say) is the server's answer, and is thrown.
     public static let offlineFallback = CachePolicy(kind: .offlineFallback)
+
+    /// As the server's headers say, the way a browser keeps answers for one user: a stored
+    /// answer is returned without touching the network while it is fresh (`Cache-Control:
+    /// max-age`, or `Expires` against `Date`, less any `Age`); after that it is revalidated
+    /// (see the note above) and the network's answer, or the stored one confirmed by a `304`,
+    /// is returned. `no-cache`, a lifetime that cannot be read, or none at all, revalidates
+    /// before every use; `no-store` stores nothing. No lifetime is guessed from `Last-Modified`.
+    public static let http = CachePolicy(kind: .http)
 }
 
 /// Where a ``Reply`` came from when it came from the cache.
 public struct CacheInfo: Sendable, Hashable {
     /// When the answer was stored.
     public let storedAt: Date
-    /// Whether it is older than its policy allows: an ``CachePolicy/offlineFallback`` answer, or
-    /// a ``CachePolicy/staleWhileRevalidate(maxAge:)`` answer past its age.
+    /// Whether it is older than its policy allows: an ``CachePolicy/offlineFallback`` answer, a
+    /// ``CachePolicy/staleWhileRevalidate(maxAge:)`` answer past its age, or the first answer of
+    /// ``NetworkClient/updates(for:)`` when it is past its age (always, for an endpoint that uses
+    /// the network only or falls back when offline).
     public let isStale: Bool
 }
 

@@ -103,15 +103,19 @@ public struct ResponseCache: Sendable {
 
     /// Stores the answer to `request` under its ticket, unless it may not be stored (then the
     /// entry there goes), the session changed, or a purge happened since the request left.
-    func save(_ response: HTTPResponse, answering request: HTTPRequest, ticket: Ticket) async {
+    /// - Returns: The entry made of the answer (stored or not), or `nil` when it may not be
+    ///   stored.
+    @discardableResult
+    func save(_ response: HTTPResponse, answering request: HTTPRequest, ticket: Ticket) async -> CachedResponse? {
         guard let entry = entry(for: response, answering: request) else {
             try? await store.removeResponse(for: ticket.key)
-            return
+            return nil
         }
-        guard purges.value == ticket.purge, (try? await identity()) == ticket.identity else { return }
+        guard purges.value == ticket.purge, (try? await identity()) == ticket.identity else { return entry }
         try? await store.store(entry, for: ticket.key)
         // A purge that began while the entry was written removes it again.
         if purges.value != ticket.purge { try? await store.removeResponse(for: ticket.key) }
+        return entry
     }
 
     /// Removes the entry of a ticket: the server says the resource is gone.
@@ -124,7 +128,7 @@ public struct ResponseCache: Sendable {
         guard [200, 203, 204].contains(response.status), response.bodyFile == nil,
             response.headers["Content-Range"] == nil
         else { return nil }
-        if Self.values(of: "Cache-Control", in: response.headers).contains("no-store") { return nil }
+        if HTTPFreshness.directives(in: response.headers).contains(where: { $0.name == "no-store" }) { return nil }
         var varying: [String: String] = [:]
         for name in Self.values(of: "Vary", in: response.headers) {
             // The body is stored decoded, and the session is in the key; any other header must
@@ -146,9 +150,17 @@ public struct ResponseCache: Sendable {
             .filter { !$0.isEmpty }
     }
 
-    /// Whether an entry stored at `storedAt` is younger than `maxAge` now. One stored in the
-    /// future (the clock was set back) is not.
-    func isFresh(_ stored: CachedResponse, maxAge: Duration) -> Bool {
+    /// Whether an entry may be used without asking the network, as `policy` says: younger than
+    /// its `maxAge`, or (``CachePolicy/http``) than the lifetime its headers give. Never for a
+    /// policy that always asks the network, nor for an entry stored in the future (the clock
+    /// was set back).
+    func isFresh(_ stored: CachedResponse, for policy: CachePolicy) -> Bool {
+        let maxAge: Duration
+        switch policy.kind {
+        case .cacheFirst(let age), .staleWhileRevalidate(let age): maxAge = age
+        case .http: maxAge = HTTPFreshness.lifetime(of: stored)
+        case .networkOnly, .offlineFallback: return false
+        }
         let age = now().timeIntervalSince(stored.storedAt)
         return age >= 0 && Duration.seconds(age) < maxAge
     }

@@ -1,37 +1,99 @@
 import Foundation
 
 extension NetworkClient {
+    /// The answer stored for an endpoint, if any, then the network's: the "cached, then
+    /// refreshed" screen in one loop.
+    ///
+    /// ```swift
+    /// for try await reply in client.updates(for: .orders(page: 1)) {
+    ///     show(reply.value)
+    ///     if reply.cached?.isStale == true { showMessage("Saved orders; fresh ones are on their way.") }
+    /// }
+    /// ```
+    ///
+    /// The first element is the stored answer, when the client has a cache and one decodes;
+    /// ``Reply/cached`` says when it was stored and whether it is stale by the endpoint's policy.
+    /// The next is the network's answer (or the stored one, confirmed by a `304`), which is
+    /// stored for next time; then the sequence ends. This reads and writes the cache whatever
+    /// the endpoint's ``Endpoint/cachePolicy``, within the rules of ``ResponseCache``: an endpoint
+    /// that cannot be cached gives the network's answer only.
+    ///
+    /// When the network fails, the loop throws the ``NetworkError`` after the stored answer, so
+    /// the screen keeps it and can say why it is not fresh. Leaving the loop, or cancelling its
+    /// task, cancels the request.
+    /// - Parameter endpoint: What to send and how to decode the answer.
+    /// - Returns: The sequence of one or two replies; it throws only ``NetworkError``.
+    public nonisolated func updates<Response>(for endpoint: Endpoint<Response>) -> AsyncThrowingStream<
+        Reply<Response>, any Error
+    > {
+        AsyncThrowingStream { continuation in
+            let task = Task { [self] in
+                do throws(NetworkError) {
+                    let request = try makeRequest(endpoint)
+                    guard let cache = configuration.cache, let ticket = await ticket(for: endpoint, request, cache)
+                    else {
+                        continuation.yield(try await networkReply(to: endpoint, request: request))
+                        continuation.finish()
+                        return
+                    }
+                    var stored = await cache.response(for: ticket, answering: request)
+                    if let entry = stored {
+                        let isStale = !cache.isFresh(entry, for: endpoint.cachePolicy)
+                        if let reply = await cachedReply(
+                            entry, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: isStale)
+                        {
+                            continuation.yield(reply)
+                        } else {
+                            stored = nil
+                        }
+                    }
+                    continuation.yield(
+                        try await refreshedReply(
+                            to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored))
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// Answers an endpoint whose policy uses `cache`: from the cache, the network, or both, as
     /// the policy says. A request that cannot be cached (see ``ResponseCache/ticket(for:variant:)``)
     /// goes to the network only.
     nonisolated func reply<Response>(to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache)
         async throws(NetworkError) -> Reply<Response>
     {
-        let variant = endpoint.skippedLayers.map(\.rawValue).sorted() + [String(reflecting: Response.self)]
-        guard let ticket = await cache.ticket(for: request, variant: variant) else {
+        guard let ticket = await ticket(for: endpoint, request, cache) else {
             return try await networkReply(to: endpoint, request: request)
         }
-        switch endpoint.cachePolicy.kind {
+        let policy = endpoint.cachePolicy
+        switch policy.kind {
         case .networkOnly:
             return try await networkReply(to: endpoint, request: request)
-        case .cacheFirst(let maxAge):
-            if let stored = await cache.response(for: ticket, answering: request),
-                cache.isFresh(stored, maxAge: maxAge),
-                let reply = await cachedReply(stored, to: endpoint, request: request, cache: cache, ticket: ticket)
-            {
-                return reply
+        case .cacheFirst, .http:
+            var stored = await cache.response(for: ticket, answering: request)
+            if let entry = stored, cache.isFresh(entry, for: policy) {
+                if let reply = await cachedReply(entry, to: endpoint, request: request, cache: cache, ticket: ticket) {
+                    return reply
+                }
+                stored = nil
             }
-            return try await storedReply(to: endpoint, request: request, cache: cache, ticket: ticket)
-        case .staleWhileRevalidate(let maxAge):
+            return try await refreshedReply(
+                to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored)
+        case .staleWhileRevalidate:
             guard let stored = await cache.response(for: ticket, answering: request) else {
-                return try await storedReply(to: endpoint, request: request, cache: cache, ticket: ticket)
+                return try await refreshedReply(
+                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil)
             }
-            let isStale = !cache.isFresh(stored, maxAge: maxAge)
+            let isStale = !cache.isFresh(stored, for: policy)
             guard
                 let reply = await cachedReply(
                     stored, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: isStale)
             else {
-                return try await storedReply(to: endpoint, request: request, cache: cache, ticket: ticket)
+                return try await refreshedReply(
+                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil)
             }
             if isStale {
                 // The refresh belongs to no caller: cancelling this one does not stop it
@@ -39,15 +101,18 @@ extension NetworkClient {
                 // that find the entry stale at once share one refresh.
                 let refresh = endpoint.sharingIdenticalRequests(true)
                 Task.detached { [self] in
-                    _ = try? await storedReply(to: refresh, request: request, cache: cache, ticket: ticket)
+                    _ = try? await refreshedReply(
+                        to: refresh, request: request, cache: cache, ticket: ticket, stored: stored)
                 }
             }
             return reply
         case .offlineFallback:
+            let stored = await cache.response(for: ticket, answering: request)
             do {
-                return try await storedReply(to: endpoint, request: request, cache: cache, ticket: ticket)
+                return try await refreshedReply(
+                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored)
             } catch  where Self.isUnreachable(error) {
-                if let stored = await cache.response(for: ticket, answering: request),
+                if let stored,
                     let reply = await cachedReply(
                         stored, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: true)
                 {
@@ -56,6 +121,14 @@ extension NetworkClient {
                 throw error
             }
         }
+    }
+
+    /// The ticket an endpoint's request is cached under, or `nil` when it cannot be cached.
+    private nonisolated func ticket<Response>(
+        for endpoint: Endpoint<Response>, _ request: HTTPRequest, _ cache: ResponseCache
+    ) async -> ResponseCache.Ticket? {
+        let variant = endpoint.skippedLayers.map(\.rawValue).sorted() + [String(reflecting: Response.self)]
+        return await cache.ticket(for: request, variant: variant)
     }
 
     /// Whether `error` says the server could not be reached: offline, a connection that failed,
@@ -69,18 +142,48 @@ extension NetworkClient {
         return false
     }
 
-    /// The network's answer, stored under its ticket once it has decoded; an answer saying the
-    /// resource is gone (404, 410) removes the entry.
-    private nonisolated func storedReply<Response>(
-        to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache, ticket: ResponseCache.Ticket
+    /// What a conditional request brought: a new answer, or word that the stored one holds.
+    private enum Revalidation<Response: Sendable>: Sendable {
+        case answered(Reply<Response>)
+        case notModified(HTTPResponse)
+    }
+
+    /// The network's answer, stored under its ticket once it has decoded. With a `stored` entry
+    /// that has a validator the request asks whether it still holds, and a `304` refreshes and
+    /// returns it; a `304` that speaks of another version, or an entry that no longer decodes,
+    /// is answered by asking again without condition. An answer saying the resource is gone
+    /// (404, 410) removes the entry.
+    private nonisolated func refreshedReply<Response>(
+        to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache, ticket: ResponseCache.Ticket,
+        stored: CachedResponse?
     ) async throws(NetworkError) -> Reply<Response> {
+        let conditional = stored.flatMap { HTTPFreshness.conditional(request, revalidating: $0) }
+        let outcome: Revalidation<Response>
         do {
-            let reply = try await networkReply(to: endpoint, request: request)
-            await cache.save(reply.response, answering: request, ticket: ticket)
-            return reply
+            outcome = try await perform(conditional ?? request, of: endpoint) { [self] response in
+                if conditional != nil, response.status == 304 { return .notModified(response) }
+                return .answered(try decodedReply(response, to: endpoint, method: request.method))
+            }
         } catch {
             if error.code == .httpStatus, [404, 410].contains(error.status) { await cache.remove(ticket) }
             throw error
+        }
+        switch outcome {
+        case .answered(let reply):
+            await cache.save(reply.response, answering: request, ticket: ticket)
+            return reply
+        case .notModified(let notModified):
+            if let stored, let refreshed = HTTPFreshness.refreshed(stored.response, with: notModified) {
+                let entry =
+                    await cache.save(refreshed, answering: request, ticket: ticket)
+                    ?? CachedResponse(refreshed, storedAt: cache.now())
+                if let reply = await cachedReply(entry, to: endpoint, request: request, cache: cache, ticket: ticket) {
+                    return reply
+                }
+            } else {
+                await cache.remove(ticket)
+            }
+            return try await refreshedReply(to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil)
         }
     }
 
@@ -91,13 +194,9 @@ extension NetworkClient {
         _ stored: CachedResponse, to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache,
         ticket: ResponseCache.Ticket, isStale: Bool = false
     ) async -> Reply<Response>? {
-        let response = stored.response
         do {
-            try validation.validate(
-                response, method: request.method, checksContentType: endpoint.decoding.checksContentType)
-            let value = try endpoint.decoding.decode(response, decodingContext)
-            return Reply(
-                value: value, response: response, decoder: decodingContext.decoder,
+            return try decodedReply(
+                stored.response, to: endpoint, method: request.method,
                 cached: CacheInfo(storedAt: stored.storedAt, isStale: isStale))
         } catch {
             if await cache.response(for: ticket, answering: request)?.storedAt == stored.storedAt {

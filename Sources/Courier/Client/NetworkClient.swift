@@ -80,12 +80,19 @@ public actor NetworkClient {
     nonisolated func networkReply<Response>(to endpoint: Endpoint<Response>, request: HTTPRequest)
         async throws(NetworkError) -> Reply<Response>
     {
-        let decoding = endpoint.decoding
-        return try await perform(request, of: endpoint) { [self] response in
-            try validation.validate(response, method: request.method, checksContentType: decoding.checksContentType)
-            let value = try decoding.decode(response, decodingContext)
-            return Reply(value: value, response: response, decoder: decodingContext.decoder)
+        try await perform(request, of: endpoint) { [self] response in
+            try decodedReply(response, to: endpoint, method: request.method)
         }
+    }
+
+    /// An answer checked (status, content type) and decoded as `endpoint` says.
+    nonisolated func decodedReply<Response>(
+        _ response: HTTPResponse, to endpoint: Endpoint<Response>, method: HTTPMethod, cached: CacheInfo? = nil
+    ) throws(NetworkError) -> Reply<Response> {
+        try validation.validate(response, method: method, checksContentType: endpoint.decoding.checksContentType)
+        return Reply(
+            value: try endpoint.decoding.decode(response, decodingContext), response: response,
+            decoder: decodingContext.decoder, cached: cached)
     }
 
     /// What the reachability monitor says now (``ReachabilityStatus/unknown`` without one).
@@ -101,8 +108,10 @@ public actor NetworkClient {
     }
 
     /// Cancels every request in flight, including those waiting to be online. Each one throws
-    /// ``NetworkError/Code/cancelled``.
+    /// ``NetworkError/Code/cancelled``. No request sent afterwards shares a transfer with one
+    /// that was in flight (see ``Endpoint/sharingIdenticalRequests(_:)``): call it on logout.
     public nonisolated func cancelAll() {
+        shared.detachAll()
         inFlight.cancelAll()
     }
 

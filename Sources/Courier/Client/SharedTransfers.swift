@@ -54,6 +54,12 @@ final class SharedTransfers: @unchecked Sendable {
         }
     }
 
+    /// Lets no later caller join a transfer in flight now: each goes on for the callers it has
+    /// (until they leave), and the next identical request starts a new one.
+    func detachAll() {
+        lock.withLock { transfers.removeAll() }
+    }
+
     /// One waiter fewer; the last one to leave because it was cancelled cancels the transfer, and
     /// a later identical request starts a new one.
     private func leave(_ transfer: Transfer, key: CacheKey, cancelled: Bool) {

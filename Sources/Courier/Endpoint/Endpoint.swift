@@ -51,9 +51,9 @@ public struct Endpoint<Response: Sendable>: Sendable {
     public var cachePolicy: CachePolicy = .networkOnly
     /// Whether an identical request of the same client already in flight (the same method, URL,
     /// query, headers, body, deadline and skipped layers) answers this one too, so the two share
-    /// one transfer, whoever is signed in: call ``NetworkClient/cancelAll()`` on logout. `false`
-    /// by default; see ``sharingIdenticalRequests(_:)``.
-    public var sharesIdenticalRequests = false
+    /// one transfer. `true` for `GET` and `HEAD`, `false` for other methods; see
+    /// ``sharingIdenticalRequests(_:)``.
+    public var sharesIdenticalRequests: Bool
 
     /// Creates an endpoint with any method.
     /// - Parameters:
@@ -76,6 +76,7 @@ public struct Endpoint<Response: Sendable>: Sendable {
         self.timeout = timeout
         self.decoding = decoding
         self.isIdempotent = method.isIdempotent
+        self.sharesIdenticalRequests = method == .get || method == .head
     }
 
     /// A copy marked as safe to send twice (for example a `POST` with an idempotency key), so the
@@ -89,10 +90,16 @@ public struct Endpoint<Response: Sendable>: Sendable {
 
     /// A copy that shares, or does not share, a transfer with an identical request in flight.
     ///
-    /// With sharing, a screen and a prefetch asking for the same page at once make one request.
-    /// Each caller decodes the answer itself; a caller that is cancelled stops waiting at once,
-    /// and the transfer is cancelled only when every caller waiting for it is. Share only what
-    /// is safe to answer twice with one answer: a `GET`, say, not a `POST` that places an order.
+    /// With sharing, the default for `GET` and `HEAD`, a screen and a prefetch asking for the
+    /// same page at once make one request. Each caller decodes the answer itself; a caller that
+    /// is cancelled stops waiting at once, and the transfer is cancelled only when every caller
+    /// waiting for it is. Share only what is safe to answer twice with one answer: a `POST` that
+    /// reads (``idempotent()``), say, never one that places an order. Turn it off for a `GET`
+    /// whose every call must reach the server (a poll that counts, say).
+    ///
+    /// The match is made before the token is added, so two identical requests share a transfer
+    /// whoever is signed in when each leaves. ``NetworkClient/cancelAll()`` ends that: after it
+    /// no request joins one that left before, so call it on logout.
     /// - Parameter shares: Whether to share.
     /// - Returns: The changed endpoint.
     public func sharingIdenticalRequests(_ shares: Bool) -> Self {

@@ -1,7 +1,8 @@
-import Courier
 import CourierTesting
 import Foundation
 import Testing
+
+@testable import Courier
 
 /// Identical requests in flight share one transfer: what is shared, what is not, and who may
 /// cancel it.
@@ -24,8 +25,10 @@ import Testing
         return backend
     }
 
-    private static let orders = Endpoint<[Order]>.get("orders").sharingIdenticalRequests(true)
-    private static let slow = Endpoint<[Order]>.get("slow").sharingIdenticalRequests(true)
+    /// `GET`s share by default.
+    private static let orders = Endpoint<[Order]>.get("orders")
+    private static let slow = Endpoint<[Order]>.get("slow")
+    private static let unshared = Endpoint<[Order]>.get("orders").sharingIdenticalRequests(false)
 
     /// Waits until `count` callers wait for a shared transfer (checked every 5 ms, for at most
     /// 5 s), so what the test does next lands on callers that have joined it.
@@ -42,7 +45,7 @@ import Testing
         server.events.filter { if case .received = $0 { true } else { false } }.count
     }
 
-    @Test("1,000 identical shared GETs at once reach the server as one request, and every caller gets the answer")
+    @Test("1,000 identical GETs at once reach the server as one request, and every caller gets the answer")
     func thousandIdenticalGets() async throws {
         let gate = Gate()
         let backend = try backend(gate: gate)
@@ -68,7 +71,7 @@ import Testing
 
         async let orders = backend.client.send(Self.orders)
         async let text = backend.client.send(
-            Endpoint<String>.get("orders", decoding: .text).sharingIdenticalRequests(true))
+            Endpoint<String>.get("orders", decoding: .text))
         #expect(await joined(backend.client, 2))
         gate.open()
         let (decoded, raw) = try await (orders, text)
@@ -78,16 +81,19 @@ import Testing
         #expect(backend.server.requests.count == 1)
     }
 
-    @Test("a different query, header or body, and an endpoint that does not share, each get a transfer of their own")
+    @Test(
+        "a different query, header or body, a POST that does not opt in, and a GET that opts out, each get a transfer of their own"
+    )
     func notShared() async throws {
         let gate = Gate()
         let backend = try backend(gate: gate)
         defer { backend.server.stop() }
         let shared = { (endpoint: Endpoint<[Order]>) in endpoint.sharingIdenticalRequests(true) }
         let endpoints: [Endpoint<[Order]>] = [
-            shared(.get("orders")), shared(.get("orders", query: ["page": "2"])),
-            shared(.get("orders", headers: ["X-Region": "east"])), .get("orders"), .get("orders"),
-            shared(.post("orders", body: .form(["a": "1"]))), shared(.post("orders", body: .form(["a": "2"]))),
+            .get("orders"), .get("orders", query: ["page": "2"]), .get("orders", headers: ["X-Region": "east"]),
+            Self.unshared, Self.unshared, .post("orders", body: .form(["a": "1"])),
+            .post("orders", body: .form(["a": "1"])),
+            shared(.post("orders", body: .form(["a": "2"]))), shared(.post("orders", body: .form(["a": "3"]))),
         ]
 
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -185,5 +191,38 @@ import Testing
         }
         #expect(await networkError { _ = try await early.value }?.code == .cancelled)
         #expect(received(backend.server) == 1)
+    }
+
+    @Test("after cancelAll() no request joins a transfer that was in flight before it, even one that goes on")
+    func detachedByCancelAll() async throws {
+        let transfers = SharedTransfers()
+        let key = CacheKey(digest: Array(repeating: 7, count: 32))
+        let starts = Counter()
+        let gate = Gate()
+        let start: @Sendable () async throws -> HTTPResponse = {
+            _ = starts.increment()
+            await gate.pass()
+            return HTTPResponse(status: 200)
+        }
+
+        let before = Task { try await transfers.response(for: key, start: start) }
+        await gate.arrivals(1)
+        transfers.detachAll()
+        let after = Task { try await transfers.response(for: key, start: start) }
+        // Two arrivals mean a second transfer started; a caller that joined the first never
+        // arrives, so the wait is bounded.
+        let second = Flag()
+        Task {
+            await gate.arrivals(2)
+            second.set()
+        }
+        let deadline = ContinuousClock.now + .seconds(2)
+        while !second.isSet, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        gate.open()
+
+        let statuses = [try await before.value.status, try await after.value.status]
+        #expect(statuses == [200, 200])
+        #expect(starts.increment() == 3, "two transfers")
+        #expect(transfers.waiterCount == 0)
     }
 }

@@ -67,7 +67,8 @@ import Testing
         var observed = events.updates().makeAsyncIterator()
         let (client, layer) = backend.client(session: Session(), events: events)
         let results = try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<200 { group.addTask { try await client.send(Endpoint<String>.get("data")) } }
+            let data = Endpoint<String>.get("data").sharingIdenticalRequests(false)
+            for _ in 0..<200 { group.addTask { try await client.send(data) } }
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }
         #expect(results == Array(repeating: "ok", count: 200))
@@ -129,7 +130,11 @@ import Testing
         let (client, _) = backend.client(session: Session(), events: SessionEvents(), failingLogin: true)
         let codes = await withTaskGroup(of: NetworkError.Code?.self) { group in
             for _ in 0..<20 {
-                group.addTask { await networkError { _ = try await client.send(Endpoint<String>.get("data")) }?.code }
+                group.addTask {
+                    await networkError {
+                        _ = try await client.send(Endpoint<String>.get("data").sharingIdenticalRequests(false))
+                    }?.code
+                }
             }
             return await group.reduce(into: [NetworkError.Code?]()) { $0.append($1) }
         }

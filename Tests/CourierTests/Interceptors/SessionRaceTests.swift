@@ -90,9 +90,10 @@ import Testing
             ])
         // `leaving` starts the refresh, so it is waiting for it (not in the transport) when
         // cancelled; `staying` joins it.
-        let leaving = Task { try await client.send(Endpoint<String>.get("data")) }
+        let data = Endpoint<String>.get("data").sharingIdenticalRequests(false)
+        let leaving = Task { try await client.send(data) }
         await gate.arrivals(1)
-        let staying = Task { try await client.send(Endpoint<String>.get("data")) }
+        let staying = Task { try await client.send(data) }
         #expect(await server.waitForEvents { $0.filter { if case .answered = $0 { true } else { false } }.count == 2 })
 
         leaving.cancel()
@@ -127,7 +128,8 @@ import Testing
                     throw Refused()
                 }
             ])
-        let requests = (0..<5).map { _ in Task { try await client.send(Endpoint<String>.get("data")) } }
+        let data = Endpoint<String>.get("data").sharingIdenticalRequests(false)
+        let requests = (0..<5).map { _ in Task { try await client.send(data) } }
         #expect(await server.waitForEvents { $0.filter { if case .answered = $0 { true } else { false } }.count == 5 })
         gate.open()
         for request in requests {

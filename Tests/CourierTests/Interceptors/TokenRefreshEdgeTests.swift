@@ -153,9 +153,10 @@ import Testing
         }
         let fetches = Counter()
         let client = Self.client(store) { _ in Credential(accessToken: "a\(fetches.increment() + 1)") }
-        let y = Task { try await client.send(Endpoint<String>.get("data")) }
+        let data = Endpoint<String>.get("data").sharingIdenticalRequests(false)
+        let y = Task { try await client.send(data) }
         await slowRead.arrivals(1)
-        #expect(try await client.send(Endpoint<String>.get("data")) == "a2", "X refreshed")
+        #expect(try await client.send(data) == "a2", "X refreshed")
         slowRead.open()
         #expect(try await y.value == "a2", "Y got X's token")
         #expect(fetches.increment() == 2, "one fetch, then this probe")

@@ -107,7 +107,8 @@ import Testing
         backend.start()
         let (client, layer) = backend.client(store: InMemoryTokenStore(credential: Credential(accessToken: "expired")))
         let results = try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<1000 { group.addTask { try await client.send(Endpoint<String>.get("data")) } }
+            let data = Endpoint<String>.get("data").sharingIdenticalRequests(false)
+            for _ in 0..<1000 { group.addTask { try await client.send(data) } }
             return try await group.reduce(into: [String]()) { $0.append($1) }
         }
         #expect(results.count == 1000)
@@ -175,7 +176,7 @@ import Testing
             for _ in 0..<300 {
                 group.addTask {
                     do {
-                        _ = try await client.send(Endpoint<String>.get("data"))
+                        _ = try await client.send(Endpoint<String>.get("data").sharingIdenticalRequests(false))
                         return "success"
                     } catch let error as NetworkError {
                         return error.code.rawValue

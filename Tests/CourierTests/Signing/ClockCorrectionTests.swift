@@ -126,17 +126,26 @@ import Testing
             stamps.count == 4 && abs(stamps[2] - stamps[0]) < 5, "the third is signed with the device's clock again")
     }
 
-    @Test("the Date header's format: exact values, impossible days and other forms refused")
+    @Test("HTTP dates in their three forms: exact values, impossible days and other forms refused")
     func httpDates() {
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
         #expect(HTTPDate.parse("Thu, 29 Feb 2024 23:59:59 GMT") == Date(timeIntervalSince1970: 1_709_251_199))
         #expect(HTTPDate.parse("Thu, 01 Jan 1970 00:00:00 GMT") == Date(timeIntervalSince1970: 0))
         #expect(HTTPDate.parse("Wed, 31 Dec 2025 23:59:60 GMT") == Date(timeIntervalSince1970: 1_767_225_600))
+        // The two obsolete forms a recipient must read too.
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(HTTPDate.parse("Thursday, 29-Feb-24 23:59:59 GMT") == Date(timeIntervalSince1970: 1_709_251_199))
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(HTTPDate.parse("Thu Feb 29 23:59:59 2024") == Date(timeIntervalSince1970: 1_709_251_199))
         for text in [
             "Mon, 29 Feb 2100 00:00:00 GMT", "Thu, 31 Apr 2026 00:00:00 GMT", "Sat, 31 Feb 2026 00:00:00 GMT",
             "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, +6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
-            "Sun, 06 Nov 1994 08:49:37 UTC", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
-            "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1969 08:49:37 GMT", "Sun,  06 Nov 1994 08:49:37 GMT", "",
+            "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1969 08:49:37 GMT",
+            "Sun,  06 Nov 1994 08:49:37 GMT", "Sunny, 06 Nov 1994 08:49:37 GMT", "Sun, 06 nov 1994 08:49:37 GMT", "",
+            "Sunday, 06-Nov-1994 08:49:37 GMT", "Sun, 06-Nov-94 08:49:37 GMT", "Sunday, 31-Jun-94 08:49:37 GMT",
+            "Sunday,  06-Nov-94 08:49:37 GMT", "Sun Nov 6 08:49:37 1994", "Sun Nov   6 08:49:37 1994",
+            "Sun Nov 06 08:49:37 94", "Sun, Nov  6 08:49:37 1994", "Sun Nov  6 08:49:37 1994 GMT",
+            "Sun Nov  0 08:49:37 1994",
         ] {
             #expect(HTTPDate.parse(text) == nil, "\(text.debugDescription)")
         }

@@ -24,7 +24,8 @@ enum CancellationWave {
                 let delay = Int.random(in: delays)
                 let cancelAfter = Duration.microseconds(Int.random(in: cancelWithin))
                 group.addTask {
-                    let task = Task { try await client.send(Endpoint<Int>.get(path, query: ["delay": "\(delay)"])) }
+                    let endpoint = Endpoint<Int>.get(path, query: ["delay": "\(delay)"]).sharingIdenticalRequests(false)
+                    let task = Task { try await client.send(endpoint) }
                     try? await Task.sleep(for: cancelAfter)
                     task.cancel()
                     do {

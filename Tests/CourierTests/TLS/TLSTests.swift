@@ -106,7 +106,9 @@
             let client = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: transport))
 
             let error = await networkError {
-                _ = try await client.send(Endpoint<HTTPResponse>(method: .get, path: "", decoding: .response))
+                _ = try await client.send(
+                    Endpoint<HTTPResponse>(method: .get, path: "", decoding: .response)
+                        .sharingIdenticalRequests(false))
             }
 
             #expect(error?.code == .tls)
@@ -147,7 +149,9 @@
             let responses = try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
                 for _ in 0..<8 {
                     group.addTask {
-                        try await client.send(Endpoint<HTTPResponse>(method: .get, path: "", decoding: .response))
+                        try await client.send(
+                            Endpoint<HTTPResponse>(method: .get, path: "", decoding: .response)
+                                .sharingIdenticalRequests(false))
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }

@@ -100,7 +100,8 @@ import Testing
         defer { backend.server.stop() }
         backend.server.route("/v1/slow") { _ in LoopbackServer.Response.json(#"{"code":0}"#).delayed(by: .seconds(10)) }
         let client = backend.client
-        let tasks = (0..<8).map { _ in Task { try await client.send(Endpoint<EmptyResponse>.get("slow")) } }
+        let slow = Endpoint<EmptyResponse>.get("slow").sharingIdenticalRequests(false)
+        let tasks = (0..<8).map { _ in Task { try await client.send(slow) } }
         #expect(
             await backend.server.waitForEvents {
                 $0.filter { if case .received = $0 { true } else { false } }.count == 8

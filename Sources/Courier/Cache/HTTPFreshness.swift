@@ -1,0 +1,158 @@
+import Foundation
+
+/// What an answer's headers say about reusing it (RFC 9111, as a private cache reads them): how
+/// long it stays fresh, how to ask the server whether it still holds, and how a `304 Not
+/// Modified` updates it.
+enum HTTPFreshness {
+    /// One Cache-Control directive: its lower-case name, and its value without quotes, if any.
+    struct Directive: Equatable {
+        let name: String
+        let value: String?
+    }
+
+    /// The directives of every Cache-Control field, in order. A comma inside a quoted value
+    /// (`no-cache="Set-Cookie, Age"`) does not end the directive.
+    static func directives(in headers: HTTPHeaders) -> [Directive] {
+        headers.fields.filter { $0.name.caseInsensitiveEquals("Cache-Control") }.flatMap { directives(in: $0.value) }
+    }
+
+    private static func directives(in text: String) -> [Directive] {
+        var directives: [Directive] = []
+        var name = ""
+        var value: String?
+        var quoted = false
+        var escaped = false
+        func finish() {
+            let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
+            if !trimmed.isEmpty {
+                directives.append(Directive(name: trimmed, value: value?.trimmingCharacters(in: .whitespaces)))
+            }
+            name = ""
+            value = nil
+        }
+        for character in text {
+            if quoted {
+                if escaped {
+                    value?.append(character)
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    quoted = false
+                } else {
+                    value?.append(character)
+                }
+            } else if character == "," {
+                finish()
+            } else if value != nil {
+                if character == "\"" { quoted = true } else { value?.append(character) }
+            } else if character == "=" {
+                value = ""
+            } else {
+                name.append(character)
+            }
+        }
+        finish()
+        return directives
+    }
+
+    /// How long an answer stays fresh after it was stored: its `max-age`, or else `Expires`
+    /// less `Date` (or less when it was stored, without a `Date`), less the `Age` it already
+    /// had. Zero, so it is revalidated before every use, for `no-cache`, for a `max-age` or
+    /// `Expires` that cannot be read, and for an answer that names no lifetime at all.
+    static func lifetime(of entry: CachedResponse) -> Duration {
+        var maxAge: Int?
+        for directive in directives(in: entry.headers) {
+            switch directive.name {
+            case "no-cache":
+                return .zero
+            case "max-age":
+                guard let seconds = directive.value.flatMap(deltaSeconds) else { return .zero }
+                maxAge = min(maxAge ?? seconds, seconds)
+            default:
+                continue
+            }
+        }
+        let lifetime: TimeInterval
+        if let maxAge {
+            lifetime = TimeInterval(maxAge)
+        } else if let expiresText = entry.headers["Expires"] {
+            guard let expires = HTTPDate.parse(expiresText) else { return .zero }
+            let date = entry.headers["Date"].flatMap(HTTPDate.parse) ?? entry.storedAt
+            lifetime = expires.timeIntervalSince(date)
+        } else {
+            return .zero
+        }
+        let age = entry.headers["Age"].flatMap { deltaSeconds($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        return .seconds(max(0, lifetime - TimeInterval(age)))
+    }
+
+    /// A number of seconds: digits only; one too large for 31 bits counts as 2³¹ (RFC 9111
+    /// §1.2.2).
+    private static func deltaSeconds(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return text.utf8.count > 10 ? 1 << 31 : min(Int(text) ?? 1 << 31, 1 << 31)
+    }
+
+    /// A copy of `request` that asks the server whether `entry` still holds: `If-None-Match`
+    /// with its `ETag`, `If-Modified-Since` with its `Last-Modified`. `nil` when the entry has
+    /// neither (or one that is not well formed), the request is not a `GET` or `HEAD`, or the
+    /// endpoint asks a condition of its own.
+    static func conditional(_ request: HTTPRequest, revalidating entry: CachedResponse) -> HTTPRequest? {
+        guard request.method == .get || request.method == .head, request.headers["If-None-Match"] == nil,
+            request.headers["If-Modified-Since"] == nil
+        else { return nil }
+        var conditional = request
+        if let tag = entry.headers["ETag"], isEntityTag(tag) {
+            conditional.headers["If-None-Match"] = tag
+        }
+        if let date = entry.headers["Last-Modified"], HTTPDate.parse(date) != nil {
+            conditional.headers["If-Modified-Since"] = date
+        }
+        return conditional.headers == request.headers ? nil : conditional
+    }
+
+    /// An entity tag as RFC 9110 §8.8.3 writes it: `"…"` or `W/"…"`, with no quote, space or
+    /// control character inside.
+    private static func isEntityTag(_ text: String) -> Bool {
+        let bytes = Array(text.utf8.dropFirst(text.hasPrefix("W/") ? 2 : 0))
+        guard bytes.count >= 2, bytes.first == 0x22, bytes.last == 0x22 else { return false }
+        return bytes.dropFirst().dropLast().allSatisfy { $0 == 0x21 || (0x23...0x7E).contains($0) || $0 >= 0x80 }
+    }
+
+    /// Fields a `304` does not change in the stored answer: those that frame or encode its
+    /// body, which the `304` does not carry, and cookies, which are never stored.
+    private static let keptFields: Set<String> = HTTPHeaders.transportOwnedNames.union([
+        "content-encoding", "content-range", "content-type", "set-cookie",
+    ])
+
+    /// `stored` with the fields of a `304 Not Modified` in place of its own (RFC 9111 §4.3.4),
+    /// and no `Age` but the 304's; `nil` when the `304` names an `ETag` that is not the stored
+    /// answer's, so it does not speak of it.
+    static func refreshed(_ stored: HTTPResponse, with notModified: HTTPResponse) -> HTTPResponse? {
+        if let tag = notModified.headers["ETag"] {
+            guard let storedTag = stored.headers["ETag"], weakTag(tag) == weakTag(storedTag) else { return nil }
+        }
+        var headers = stored.headers
+        headers["Age"] = nil
+        var replaced: [String] = []
+        for field in notModified.headers.fields {
+            let name = field.name.lowercased()
+            guard !keptFields.contains(name) else { continue }
+            if !replaced.contains(name) {
+                headers[name] = nil
+                replaced.append(name)
+            }
+            headers.append(name: field.name, value: field.value)
+        }
+        var refreshed = stored
+        refreshed.headers = headers
+        return refreshed
+    }
+
+    /// An entity tag for the weak comparison: without its `W/`, and trimmed.
+    private static func weakTag(_ text: String) -> Substring {
+        let trimmed = Substring(text.trimmingCharacters(in: .whitespaces))
+        return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// HTTP dates (RFC 9110 §5.6.7), as `Date`, `Expires` and `Last-Modified` carry them, parsed by
+/// hand: no formatter, no locale, cheap and safe from any thread. The three forms a recipient
+/// must read, each exactly as written (one space apart, English names, `GMT`):
+///
+/// - `Sun, 06 Nov 1994 08:49:37 GMT` (IMF-fixdate, what servers send today),
+/// - `Sunday, 06-Nov-94 08:49:37 GMT` (RFC 850; a two-digit year is read as 1970–2069),
+/// - `Sun Nov  6 08:49:37 1994` (C's `asctime`, the day padded with a space).
+///
+/// Anything else is `nil`: a day the month does not have, a time out of range, a year before
+/// 1970. The weekday is not checked against the date.
+enum HTTPDate {
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    private static let longDays = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+    /// The date `text` names, or `nil`.
+    static func parse(_ text: String) -> Date? {
+        let parts = text.split(separator: " ", omittingEmptySubsequences: false)
+        switch parts.count {
+        case 6 where parts[0].hasSuffix(","):
+            // Sun, 06 Nov 1994 08:49:37 GMT
+            guard days.contains(String(parts[0].dropLast())), parts[5] == "GMT",
+                let day = number(parts[1], digits: 2), let year = number(parts[3], digits: 4)
+            else { return nil }
+            return date(year: year, month: parts[2], day: day, time: parts[4])
+        case 4:
+            // Sunday, 06-Nov-94 08:49:37 GMT
+            let date = parts[1].split(separator: "-", omittingEmptySubsequences: false)
+            guard parts[0].hasSuffix(","), longDays.contains(String(parts[0].dropLast())), parts[3] == "GMT",
+                date.count == 3, let day = number(date[0], digits: 2), let shortYear = number(date[2], digits: 2)
+            else { return nil }
+            return self.date(
+                year: shortYear < 70 ? 2000 + shortYear : 1900 + shortYear, month: date[1], day: day, time: parts[2])
+        case 5, 6:
+            // Sun Nov  6 08:49:37 1994, or Sun Nov 16 08:49:37 1994
+            let padded = parts.count == 6
+            guard days.contains(String(parts[0])), !padded || parts[2].isEmpty,
+                let day = number(parts[padded ? 3 : 2], digits: padded ? 1 : 2),
+                let year = number(parts[padded ? 5 : 4], digits: 4)
+            else { return nil }
+            return date(year: year, month: parts[1], day: day, time: parts[padded ? 4 : 3])
+        default:
+            return nil
+        }
+    }
+
+    /// The date of the parts, each checked: a month's English abbreviation, a day it has,
+    /// `HH:MM:SS` with hours 0–23, minutes 0–59 and seconds 0–60 (a leap second counts as the
+    /// next second).
+    private static func date(year: Int, month name: Substring, day: Int, time: Substring) -> Date? {
+        let clock = time.split(separator: ":", omittingEmptySubsequences: false)
+        guard year >= 1970, let month = months.firstIndex(of: String(name)),
+            (1...length(ofMonth: month + 1, in: year)).contains(day), clock.count == 3,
+            let hour = number(clock[0], digits: 2), let minute = number(clock[1], digits: 2),
+            let second = number(clock[2], digits: 2), hour <= 23, minute <= 59, second <= 60
+        else { return nil }
+        let days = daysSinceEpoch(year: year, month: month + 1, day: day)
+        return Date(timeIntervalSince1970: TimeInterval(((days * 24 + hour) * 60 + minute) * 60 + second))
+    }
+
+    /// The value of exactly `digits` ASCII digits.
+    private static func number(_ text: Substring, digits: Int) -> Int? {
+        guard text.utf8.count == digits, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int(text)
+    }
+
+    private static func length(ofMonth month: Int, in year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days from 1970-01-01 to the given date of the proleptic Gregorian calendar.
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = y / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}
