@@ -58,7 +58,8 @@ extension Scenarios {
     private static func soak(count: Int, baseURL: URL, temporary: URL) async throws -> SoakRun {
         let client = NetworkClient(
             configuration: .init(baseURL: baseURL, transport: NetworkClient.Configuration.defaultTransport()))
-        let orders = Endpoint<[Order]>.get("orders")
+        // Every request on the wire: sixteen identical ones in flight would otherwise share.
+        let orders = Endpoint<[Order]>.get("orders").sharingIdenticalRequests(false)
         var form = MultipartForm(fields: ["title": "soak"])
         form.append(name: "file", data: Data(repeating: 0x61, count: 4096), filename: "soak.bin")
         form.memoryThreshold = 0

@@ -16,9 +16,12 @@ enum RequestDigest {
         }
         return [
             request.method.rawValue, request.url.absoluteString, request.query.encoded,
-            request.body.contentType ?? "", Hashing.sha256(body).hexString,
+            request.body.contentType ?? "", body.isEmpty ? emptyBodyDigest : Hashing.sha256(body).hexString,
         ]
     }
+
+    /// The SHA-256 of no bytes, the digest of every request without a body.
+    private static let emptyBodyDigest = Hashing.sha256(Data()).hexString
 
     /// The SHA-256 of `parts` under a name for what they are for, each part written after its
     /// length, so that no two lists of parts write the same text.

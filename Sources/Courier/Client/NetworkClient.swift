@@ -134,14 +134,14 @@ public actor NetworkClient {
     /// What identical requests in flight are matched by: the request as its endpoint describes
     /// it, its headers, deadline, body limit and the layers it skips. `nil` for one that never
     /// shares a transfer (a download, an upload with progress, a file or multipart body).
-    private nonisolated func sharingKey(_ request: HTTPRequest, skipping skipped: Set<InterceptorLayer>) -> CacheKey? {
+    private nonisolated func sharingKey(_ request: HTTPRequest, skipping skipped: Set<InterceptorLayer>) -> [String]? {
         guard request.progress == nil, let parts = RequestDigest.parts(of: request) else { return nil }
-        let headers = request.headers.fields.map { "\($0.name.lowercased()): \($0.value)" }
-        return RequestDigest.key(
-            "courier-shared-1",
-            parts + headers + skipped.map(\.rawValue).sorted() + [
+        // Each part is one element, so no two lists of parts are equal unless every part is.
+        return parts + [String(request.headers.fields.count)]
+            + request.headers.fields.map { "\($0.name.lowercased()): \($0.value)" }
+            + skipped.map(\.rawValue).sorted() + [
                 "\(request.timeout)", request.maximumResponseBodySize.map(String.init) ?? "no limit",
-            ])
+            ]
     }
 
     /// Builds an endpoint's request against the base URL, refusing one whose task is already
@@ -159,7 +159,9 @@ public actor NetworkClient {
     /// in a task of its own, registered as in flight, and turns the answer into a value with
     /// `finish`. Cancelling the caller, or ``cancelAll()``, cancels that task. An identical
     /// request in flight that shares its transfer (``Endpoint/sharesIdenticalRequests``)
-    /// answers this one too. A ``NetworkError/Code/sessionExpired`` empties the cache.
+    /// answers this one too: then the task is the transfer's, and a caller that is cancelled
+    /// stops waiting for it (see ``SharedTransfers``). A ``NetworkError/Code/sessionExpired``
+    /// empties the cache.
     /// - Throws: ``NetworkError``, described with the request.
     nonisolated func perform<Response, Value: Sendable>(
         _ request: HTTPRequest, of endpoint: Endpoint<Response>,
@@ -169,37 +171,31 @@ public actor NetworkClient {
         let skipped = endpoint.skippedLayers
         let sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped) : nil
         let (id, entry) = inFlight.add()
-        let operation: @Sendable () async throws -> Value = { [self] in
-            let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
-                try await gate?.admit(request.url)
-                do {
-                    return try await chain.send(request, context: context, skipping: skipped)
-                } catch {
-                    throw NetworkError.wrapping(error)
-                }
+        let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
+            try await gate?.admit(request.url)
+            do {
+                return try await chain.send(request, context: context, skipping: skipped)
+            } catch {
+                throw NetworkError.wrapping(error)
             }
-            let response: HTTPResponse
-            if let sharing {
-                response = try await shared.response(for: sharing, start: transfer)
-            } else {
-                response = try await transfer()
-            }
-            return try finish(response)
         }
-        var task: Task<Value, any Error>?
-        #if compiler(>=6.2)
-            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-                // Started on this thread, which runs the layers up to the transport's first wait
-                // at once, instead of waking another thread to pick the task up.
-                task = Task.immediateDetached(priority: Task.currentPriority, operation: operation)
+        let result: Result<Value, any Error>
+        if let sharing {
+            // The shared transfer runs in a task of its own; this caller waits for it here.
+            do {
+                let response = try await shared.response(for: sharing, cancellation: entry.attach, start: transfer)
+                result = Result { try finish(response) }
+            } catch {
+                result = .failure(error)
             }
-        #endif
-        let started = task ?? Task.detached(priority: Task.currentPriority, operation: operation)
-        entry.attach { started.cancel() }
-        let result = await withTaskCancellationHandler {
-            await started.result
-        } onCancel: {
-            started.cancel()
+        } else {
+            let started = startedTask(priority: Task.currentPriority) { try finish(try await transfer()) }
+            entry.attach { started.cancel() }
+            result = await withTaskCancellationHandler {
+                await started.result
+            } onCancel: {
+                started.cancel()
+            }
         }
         inFlight.remove(id)
         do {

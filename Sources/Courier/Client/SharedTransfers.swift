@@ -2,56 +2,63 @@ import Foundation
 
 /// Identical requests in flight that share one transfer: the first starts it, the others wait
 /// for its answer. A waiter that is cancelled stops waiting at once; the transfer goes on for
-/// the others, and is cancelled only when the last waiter is.
+/// the others, and is cancelled when the last waiter leaves.
+///
+/// Every caller waits in its own task and the transfer runs in one task of its own, so a
+/// request that shares costs no more task hops than one that does not.
 ///
 /// `@unchecked Sendable`: `transfers` and each transfer's `waiters` are guarded by `lock`.
 final class SharedTransfers: @unchecked Sendable {
     private final class Transfer: @unchecked Sendable {
         let outcome = SharedOutcome<HTTPResponse>()
         var waiters = 1
-        var task: Task<Void, Never>?
+        var task: Task<Void, any Error>?
     }
 
     private let lock = NSLock()
-    private var transfers: [CacheKey: Transfer] = [:]
+    private var transfers: [[String]: Transfer] = [:]
 
     /// The number of callers waiting for a shared transfer, all transfers together.
     var waiterCount: Int { lock.withLock { transfers.values.reduce(0) { $0 + $1.waiters } } }
 
     /// The answer of the transfer for `key`: one in flight, or a new one made by `start`.
-    /// - Throws: The transfer's error, or ``NetworkError/Code/cancelled`` when the calling task is
+    /// - Parameters:
+    ///   - key: What identical requests are matched by: the parts that tell them apart.
+    ///   - cancellation: Given what stops this caller's wait, once it waits; for
+    ///     ``NetworkClient/cancelAll()``.
+    ///   - start: The transfer.
+    /// - Throws: The transfer's error, or ``NetworkError/Code/cancelled`` when the caller is
     ///   cancelled.
-    func response(for key: CacheKey, start: @escaping @Sendable () async throws -> HTTPResponse) async throws
-        -> HTTPResponse
-    {
+    func response(
+        for key: [String], cancellation: @escaping (_ stop: @escaping @Sendable () -> Void) -> Void,
+        start: @escaping @Sendable () async throws -> HTTPResponse
+    ) async throws -> HTTPResponse {
         // A caller cancelled already (by cancelAll(), say) starts nothing.
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
         }
-        let priority = Task.currentPriority
-        let transfer: Transfer = lock.withLock {
+        let (transfer, isNew): (Transfer, Bool) = lock.withLock {
             if let running = transfers[key] {
                 running.waiters += 1
-                return running
+                return (running, false)
             }
             let transfer = Transfer()
             transfers[key] = transfer
-            transfer.task = Task.detached(priority: priority) { [self] in
+            return (transfer, true)
+        }
+        defer { leave(transfer, key: key) }
+        if isNew {
+            // Started outside the lock: the task may run at once, on this thread.
+            let task = startedTask(priority: Task.currentPriority) { [self] in
                 let result: Result<HTTPResponse, any Error>
                 do { result = .success(try await start()) } catch { result = .failure(error) }
                 lock.withLock { if transfers[key] === transfer { transfers[key] = nil } }
                 transfer.outcome.finish(result)
             }
-            return transfer
+            // This caller is still waiting, so the transfer cannot have been abandoned yet.
+            lock.withLock { transfer.task = task }
         }
-        do {
-            let response = try await transfer.outcome.value(whileWaitingFor: "an identical request")
-            leave(transfer, key: key, cancelled: false)
-            return response
-        } catch {
-            leave(transfer, key: key, cancelled: Task.isCancelled)
-            throw error
-        }
+        return try await transfer.outcome.value(whileWaitingFor: "an identical request", cancellation: cancellation)
     }
 
     /// Lets no later caller join a transfer in flight now: each goes on for the callers it has
@@ -60,15 +67,16 @@ final class SharedTransfers: @unchecked Sendable {
         lock.withLock { transfers.removeAll() }
     }
 
-    /// One waiter fewer; the last one to leave because it was cancelled cancels the transfer, and
-    /// a later identical request starts a new one.
-    private func leave(_ transfer: Transfer, key: CacheKey, cancelled: Bool) {
-        let abandoned: Task<Void, Never>? = lock.withLock {
+    /// One waiter fewer. When the last one leaves, the transfer is cancelled (a cancelled caller
+    /// was its last; for one that had its answer this does nothing), and a later identical
+    /// request starts a new one.
+    private func leave(_ transfer: Transfer, key: [String]) {
+        let last: Task<Void, any Error>? = lock.withLock {
             transfer.waiters -= 1
-            guard cancelled, transfer.waiters == 0 else { return nil }
+            guard transfer.waiters == 0 else { return nil }
             if transfers[key] === transfer { transfers[key] = nil }
             return transfer.task
         }
-        abandoned?.cancel()
+        last?.cancel()
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var outcome: Result<Value, any Error>?
-    private var waiters: [UUID: CheckedContinuation<Value, any Error>] = [:]
+    private var waiters: [UInt64: CheckedContinuation<Value, any Error>] = [:]
+    private var nextWaiter: UInt64 = 0
 
     /// Sets the outcome and answers every waiter; later calls do nothing.
     func finish(_ result: Result<Value, any Error>) {
@@ -22,10 +23,26 @@ final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Waits for the outcome, or for the calling task to be cancelled.
+    /// - Parameters:
+    ///   - activity: What is waited for, for the cancellation's message.
+    ///   - cancellation: Given, once the caller waits, what stops its wait; for callers that
+    ///     can be cancelled from elsewhere than their task (``NetworkClient/cancelAll()``).
     /// - Throws: The work's error, or ``NetworkError/Code/cancelled``.
-    func value(whileWaitingFor activity: String) async throws -> Value {
-        let id = UUID()
+    func value(
+        whileWaitingFor activity: String,
+        cancellation: ((_ stop: @escaping @Sendable () -> Void) -> Void)? = nil
+    ) async throws -> Value {
+        let (id, ready): (UInt64, Result<Value, any Error>?) = lock.withLock {
+            nextWaiter &+= 1
+            return (nextWaiter, outcome)
+        }
+        // Work that finished before the caller waits (it never had to wait itself) answers at once.
+        if let ready { return try ready.get() }
         let cancelled = NetworkError(.cancelled, "The request was cancelled while waiting for \(activity).")
+        let stop: @Sendable () -> Void = { [self] in
+            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+            waiter?.resume(throwing: cancelled)
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let ready: Result<Value, any Error>? = lock.withLock {
@@ -35,11 +52,10 @@ final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
                     waiters[id] = continuation
                     return nil
                 }
-                if let ready { continuation.resume(with: ready) }
+                if let ready { continuation.resume(with: ready) } else { cancellation?(stop) }
             }
         } onCancel: {
-            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
-            waiter?.resume(throwing: cancelled)
+            stop()
         }
     }
 }

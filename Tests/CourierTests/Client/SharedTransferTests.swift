@@ -196,7 +196,7 @@ import Testing
     @Test("after cancelAll() no request joins a transfer that was in flight before it, even one that goes on")
     func detachedByCancelAll() async throws {
         let transfers = SharedTransfers()
-        let key = CacheKey(digest: Array(repeating: 7, count: 32))
+        let key = ["GET", "https://api.example.com/orders"]
         let starts = Counter()
         let gate = Gate()
         let start: @Sendable () async throws -> HTTPResponse = {
@@ -205,10 +205,10 @@ import Testing
             return HTTPResponse(status: 200)
         }
 
-        let before = Task { try await transfers.response(for: key, start: start) }
+        let before = Task { try await transfers.response(for: key, cancellation: { _ in }, start: start) }
         await gate.arrivals(1)
         transfers.detachAll()
-        let after = Task { try await transfers.response(for: key, start: start) }
+        let after = Task { try await transfers.response(for: key, cancellation: { _ in }, start: start) }
         // Two arrivals mean a second transfer started; a caller that joined the first never
         // arrives, so the wait is bounded.
         let second = Flag()
