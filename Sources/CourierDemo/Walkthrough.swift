@@ -67,7 +67,9 @@ struct Walkthrough {
 
         heading("7. Cancellation stops the transfer; the activity count shows requests in flight")
         await step {
-            let slow = (0..<3).map { _ in Task { try await client.send(Endpoint<String>.get("slow")) } }
+            // Three requests of their own: identical GETs in flight would share one transfer.
+            let endpoint = Endpoint<String>.get("slow").sharingIdenticalRequests(false)
+            let slow = (0..<3).map { _ in Task { try await client.send(endpoint) } }
             _ = await server.waitForEvents {
                 $0.filter { if case .received(_, "/api/v1/slow") = $0 { true } else { false } }.count == 3
             }
@@ -84,6 +86,7 @@ struct Walkthrough {
         await appBackend()
         await offline()
         await transfers()
+        await caching()
         print("\nDone. The server received \(server.requests.count) requests.")
     }
 
