@@ -18,6 +18,11 @@ extension FuzzTarget {
             summary: "a relative endpoint path never leaves the base URL's scheme, host, port or user",
             check: urlJoin),
         FuzzTarget(
+            name: "http-cache",
+            summary:
+                "HTTP dates read back as written, lifetimes finite and never negative, and no validator or 304 field that could not go on the wire or that frames a body",
+            check: httpCache),
+        FuzzTarget(
             name: "redaction",
             summary: "a secret under a secret name, or in a URL's user info, never survives redaction",
             check: redaction),
@@ -118,5 +123,58 @@ extension FuzzTarget {
                     !redacted.contains(secret), "\(sample.debugDescription) redacted to \(redacted.debugDescription)")
             }
         }
+    }
+
+    /// The input cut at NUL bytes: a date, then header values for a stored answer
+    /// (Cache-Control, Expires, Date, Age, ETag, Last-Modified) and for a `304` (ETag, then
+    /// name and value pairs).
+    private static func httpCache(_ input: UnsafeRawBufferPointer) {
+        var pieces = texts(input)
+        while pieces.count < 8 { pieces.append("") }
+        if let date = HTTPDate.parse(pieces[0]) {
+            require(date.timeIntervalSince1970 >= 0, "\(pieces[0].debugDescription) is before 1970")
+            let written = imfFixdate().string(from: date)
+            require(HTTPDate.parse(written) == date, "\(pieces[0].debugDescription) read back as \(written)")
+        }
+        var stored = HTTPHeaders()
+        for (name, value) in zip(["Cache-Control", "Expires", "Date", "Age", "ETag", "Last-Modified"], pieces[1...6])
+        where !value.isEmpty {
+            stored.append(name: name, value: value)
+        }
+        let entry = CachedResponse(
+            HTTPResponse(status: 200, headers: stored), storedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        let lifetime = HTTPFreshness.lifetime(of: entry)
+        require(lifetime >= .zero, "a negative lifetime for \(stored)")
+        _ = HTTPFreshness.directives(in: stored)
+        let request = HTTPRequest(method: .get, url: URL(string: "https://api.example.com/news")!)
+        if let conditional = HTTPFreshness.conditional(request, revalidating: entry) {
+            require(conditional.headers.fields.allSatisfy(HTTPHeaders.isValid), "a validator that cannot be sent")
+        }
+        var notModified = HTTPHeaders()
+        if !pieces[7].isEmpty { notModified.append(name: "ETag", value: pieces[7]) }
+        for index in stride(from: 8, to: pieces.count - 1, by: 2) {
+            notModified.append(name: pieces[index], value: pieces[index + 1])
+        }
+        var framing = stored
+        framing.append(name: "Content-Length", value: "12")
+        framing.append(name: "Content-Type", value: "application/json")
+        let framed = HTTPResponse(status: 200, headers: framing)
+        if let refreshed = HTTPFreshness.refreshed(framed, with: HTTPResponse(status: 304, headers: notModified)) {
+            for name in HTTPFreshness.keptFields {
+                require(
+                    refreshed.headers.fields.filter { $0.name.lowercased() == name }
+                        == framed.headers.fields.filter { $0.name.lowercased() == name },
+                    "the 304 changed \(name)")
+            }
+        }
+    }
+
+    /// A formatter of the preferred HTTP date format, to write what is read back by hand.
+    private static func imfFixdate() -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter
     }
 }

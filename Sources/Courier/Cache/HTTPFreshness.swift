@@ -3,16 +3,16 @@ import Foundation
 /// What an answer's headers say about reusing it (RFC 9111, as a private cache reads them): how
 /// long it stays fresh, how to ask the server whether it still holds, and how a `304 Not
 /// Modified` updates it.
-enum HTTPFreshness {
+package enum HTTPFreshness {
     /// One Cache-Control directive: its lower-case name, and its value without quotes, if any.
-    struct Directive: Equatable {
-        let name: String
-        let value: String?
+    package struct Directive: Equatable {
+        package let name: String
+        package let value: String?
     }
 
     /// The directives of every Cache-Control field, in order. A comma inside a quoted value
     /// (`no-cache="Set-Cookie, Age"`) does not end the directive.
-    static func directives(in headers: HTTPHeaders) -> [Directive] {
+    package static func directives(in headers: HTTPHeaders) -> [Directive] {
         headers.fields.filter { $0.name.caseInsensitiveEquals("Cache-Control") }.flatMap { directives(in: $0.value) }
     }
 
@@ -60,7 +60,7 @@ enum HTTPFreshness {
     /// less `Date` (or less when it was stored, without a `Date`), less the `Age` it already
     /// had. Zero, so it is revalidated before every use, for `no-cache`, for a `max-age` or
     /// `Expires` that cannot be read, and for an answer that names no lifetime at all.
-    static func lifetime(of entry: CachedResponse) -> Duration {
+    package static func lifetime(of entry: CachedResponse) -> Duration {
         var maxAge: Int?
         for directive in directives(in: entry.headers) {
             switch directive.name {
@@ -98,7 +98,7 @@ enum HTTPFreshness {
     /// with its `ETag`, `If-Modified-Since` with its `Last-Modified`. `nil` when the entry has
     /// neither (or one that is not well formed), the request is not a `GET` or `HEAD`, or the
     /// endpoint asks a condition of its own.
-    static func conditional(_ request: HTTPRequest, revalidating entry: CachedResponse) -> HTTPRequest? {
+    package static func conditional(_ request: HTTPRequest, revalidating entry: CachedResponse) -> HTTPRequest? {
         guard request.method == .get || request.method == .head, request.headers["If-None-Match"] == nil,
             request.headers["If-Modified-Since"] == nil
         else { return nil }
@@ -122,14 +122,14 @@ enum HTTPFreshness {
 
     /// Fields a `304` does not change in the stored answer: those that frame or encode its
     /// body, which the `304` does not carry, and cookies, which are never stored.
-    private static let keptFields: Set<String> = HTTPHeaders.transportOwnedNames.union([
+    package static let keptFields: Set<String> = HTTPHeaders.transportOwnedNames.union([
         "content-encoding", "content-range", "content-type", "set-cookie",
     ])
 
     /// `stored` with the fields of a `304 Not Modified` in place of its own (RFC 9111 §4.3.4),
     /// and no `Age` but the 304's; `nil` when the `304` names an `ETag` that is not the stored
     /// answer's, so it does not speak of it.
-    static func refreshed(_ stored: HTTPResponse, with notModified: HTTPResponse) -> HTTPResponse? {
+    package static func refreshed(_ stored: HTTPResponse, with notModified: HTTPResponse) -> HTTPResponse? {
         if let tag = notModified.headers["ETag"] {
             guard let storedTag = stored.headers["ETag"], weakTag(tag) == weakTag(storedTag) else { return nil }
         }

@@ -10,13 +10,13 @@ import Foundation
 ///
 /// Anything else is `nil`: a day the month does not have, a time out of range, a year before
 /// 1970. The weekday is not checked against the date.
-enum HTTPDate {
+package enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     private static let longDays = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
     /// The date `text` names, or `nil`.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let parts = text.split(separator: " ", omittingEmptySubsequences: false)
         switch parts.count {
         case 6 where parts[0].hasSuffix(","):
