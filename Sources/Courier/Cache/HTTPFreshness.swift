@@ -56,18 +56,18 @@ package enum HTTPFreshness {
         return directives
     }
 
-    /// How long an answer stays fresh after it was stored: its `max-age`, or else `Expires`
-    /// less `Date` (or less when it was stored, without a `Date`), less the `Age` it already
-    /// had. Zero, so it is revalidated before every use, for `no-cache`, for a `max-age` or
-    /// `Expires` that cannot be read, and for an answer that names no lifetime at all.
-    package static func lifetime(of entry: CachedResponse) -> Duration {
-        var maxAge: Int?
+    /// How long an answer stays fresh after it was stored, in seconds: its `max-age`, or else
+    /// `Expires` less `Date` (or less when it was stored, without a `Date`), less the `Age` it
+    /// already had. Zero, so it is revalidated before every use, for `no-cache`, for a `max-age`
+    /// or `Expires` that cannot be read, and for an answer that names no lifetime at all.
+    package static func lifetime(of entry: CachedResponse) -> TimeInterval {
+        var maxAge: Int64?
         for directive in directives(in: entry.headers) {
             switch directive.name {
             case "no-cache":
-                return .zero
+                return 0
             case "max-age":
-                guard let seconds = directive.value.flatMap(deltaSeconds) else { return .zero }
+                guard let seconds = directive.value.flatMap(deltaSeconds) else { return 0 }
                 maxAge = min(maxAge ?? seconds, seconds)
             default:
                 continue
@@ -77,21 +77,23 @@ package enum HTTPFreshness {
         if let maxAge {
             lifetime = TimeInterval(maxAge)
         } else if let expiresText = entry.headers["Expires"] {
-            guard let expires = HTTPDate.parse(expiresText) else { return .zero }
-            let date = entry.headers["Date"].flatMap(HTTPDate.parse) ?? entry.storedAt
+            guard let expires = HTTPDate.parse(expiresText) else { return 0 }
+            let date = entry.headers["Date"].flatMap { HTTPDate.parse($0) } ?? entry.storedAt
             lifetime = expires.timeIntervalSince(date)
         } else {
-            return .zero
+            return 0
         }
         let age = entry.headers["Age"].flatMap { deltaSeconds($0.trimmingCharacters(in: .whitespaces)) } ?? 0
-        return .seconds(max(0, lifetime - TimeInterval(age)))
+        let fresh = lifetime - TimeInterval(age)
+        return fresh.isFinite ? max(0, fresh) : 0
     }
 
     /// A number of seconds: digits only; one too large for 31 bits counts as 2³¹ (RFC 9111
-    /// §1.2.2).
-    private static func deltaSeconds(_ text: String) -> Int? {
+    /// §1.2.2). In 64 bits, whatever `Int` is.
+    private static func deltaSeconds(_ text: String) -> Int64? {
         guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        return text.utf8.count > 10 ? 1 << 31 : min(Int(text) ?? 1 << 31, 1 << 31)
+        let limit: Int64 = 1 << 31
+        return text.utf8.count > 10 ? limit : min(Int64(text) ?? limit, limit)
     }
 
     /// A copy of `request` that asks the server whether `entry` still holds: `If-None-Match`
@@ -106,7 +108,8 @@ package enum HTTPFreshness {
         if let tag = entry.headers["ETag"], isEntityTag(tag) {
             conditional.headers["If-None-Match"] = tag
         }
-        if let date = entry.headers["Last-Modified"], HTTPDate.parse(date) != nil {
+        // Written in the preferred form whatever form it came in, as a sender must.
+        if let text = entry.headers["Last-Modified"], let date = HTTPDate.parse(text).flatMap(HTTPDate.format) {
             conditional.headers["If-Modified-Since"] = date
         }
         return conditional.headers == request.headers ? nil : conditional
@@ -127,11 +130,16 @@ package enum HTTPFreshness {
     ])
 
     /// `stored` with the fields of a `304 Not Modified` in place of its own (RFC 9111 §4.3.4),
-    /// and no `Age` but the 304's; `nil` when the `304` names an `ETag` that is not the stored
-    /// answer's, so it does not speak of it.
+    /// and no `Age` but the 304's; `nil` when the `304` names a validator that is not the
+    /// stored answer's (another `ETag`, or another `Last-Modified` without an `ETag`), so it
+    /// does not speak of it. One that names none answers the condition the request asked.
     package static func refreshed(_ stored: HTTPResponse, with notModified: HTTPResponse) -> HTTPResponse? {
         if let tag = notModified.headers["ETag"] {
             guard let storedTag = stored.headers["ETag"], weakTag(tag) == weakTag(storedTag) else { return nil }
+        } else if let modified = notModified.headers["Last-Modified"] {
+            guard let storedModified = stored.headers["Last-Modified"],
+                HTTPDate.parse(modified).map({ $0 == HTTPDate.parse(storedModified) }) ?? (modified == storedModified)
+            else { return nil }
         }
         var headers = stored.headers
         headers["Age"] = nil

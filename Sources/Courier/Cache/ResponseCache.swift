@@ -91,6 +91,18 @@ public struct ResponseCache: Sendable {
         return Ticket(key: key, identity: session, purge: purge)
     }
 
+    /// The session a request is made in, for matching identical requests in flight: who it
+    /// belongs to and the purges so far, so that requests of two sessions, or from either side
+    /// of a purge (a logout), never share a transfer. `nil` when the identity cannot be read.
+    func sharingScope() async -> String? {
+        let purge = purges.value
+        do {
+            return "\(purge) " + ((try await identity()).map { "user " + $0 } ?? "nobody")
+        } catch {
+            return nil
+        }
+    }
+
     /// The entry of a ticket, if it answers `request` (the headers its `Vary` named have the
     /// same values).
     func response(for ticket: Ticket, answering request: HTTPRequest) async -> CachedResponse? {
@@ -154,15 +166,19 @@ public struct ResponseCache: Sendable {
     /// its `maxAge`, or (``CachePolicy/http``) than the lifetime its headers give. Never for a
     /// policy that always asks the network, nor for an entry stored in the future (the clock
     /// was set back).
+    /// In seconds as `Double`: a date from a store (any number) never overflows a `Duration`.
     func isFresh(_ stored: CachedResponse, for policy: CachePolicy) -> Bool {
-        let maxAge: Duration
+        let maxAge: TimeInterval
         switch policy.kind {
-        case .cacheFirst(let age), .staleWhileRevalidate(let age): maxAge = age
-        case .http: maxAge = HTTPFreshness.lifetime(of: stored)
-        case .networkOnly, .offlineFallback: return false
+        case .cacheFirst(let age), .staleWhileRevalidate(let age):
+            maxAge = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+        case .http:
+            maxAge = HTTPFreshness.lifetime(of: stored)
+        case .networkOnly, .offlineFallback:
+            return false
         }
         let age = now().timeIntervalSince(stored.storedAt)
-        return age >= 0 && Duration.seconds(age) < maxAge
+        return age >= 0 && age < maxAge
     }
 }
 

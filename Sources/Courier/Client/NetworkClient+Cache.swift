@@ -14,9 +14,10 @@ extension NetworkClient {
     /// The first element is the stored answer, when the client has a cache and one decodes;
     /// ``Reply/cached`` says when it was stored and whether it is stale by the endpoint's policy.
     /// The next is the network's answer (or the stored one, confirmed by a `304`), which is
-    /// stored for next time; then the sequence ends. This reads and writes the cache whatever
-    /// the endpoint's ``Endpoint/cachePolicy``, within the rules of ``ResponseCache``: an endpoint
-    /// that cannot be cached gives the network's answer only.
+    /// stored for next time; then the sequence ends. Any policy but ``CachePolicy/networkOnly``
+    /// (the default, which never reads or writes the cache) works, within the rules of
+    /// ``ResponseCache``; without a cache, with that policy, or for a request that cannot be
+    /// cached, the sequence is the network's answer only.
     ///
     /// When the network fails, the loop throws the ``NetworkError`` after the stored answer, so
     /// the screen keeps it and can say why it is not fresh. Leaving the loop, or cancelling its
@@ -30,7 +31,8 @@ extension NetworkClient {
             let task = Task { [self] in
                 do throws(NetworkError) {
                     let request = try makeRequest(endpoint)
-                    guard let cache = configuration.cache, let ticket = await ticket(for: endpoint, request, cache)
+                    guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly,
+                        let ticket = await ticket(for: endpoint, request, cache)
                     else {
                         continuation.yield(try await networkReply(to: endpoint, request: request))
                         continuation.finish()
@@ -107,12 +109,13 @@ extension NetworkClient {
             }
             return reply
         case .offlineFallback:
-            let stored = await cache.response(for: ticket, answering: request)
             do {
+                let stored = await cache.response(for: ticket, answering: request)
                 return try await refreshedReply(
                     to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored)
             } catch  where Self.isUnreachable(error) {
-                if let stored,
+                // Read again: what a purge (a logout) removed meanwhile is not shown.
+                if let stored = await cache.response(for: ticket, answering: request),
                     let reply = await cachedReply(
                         stored, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: true)
                 {

@@ -48,7 +48,9 @@ public actor NetworkClient {
     /// Sends an endpoint and returns its decoded payload.
     ///
     /// A request whose task is already cancelled is never sent. Cancelling the calling task, or
-    /// ``cancelAll()``, stops the transfer.
+    /// ``cancelAll()``, stops the transfer; for a transfer shared with identical requests in
+    /// flight (``Endpoint/sharingIdenticalRequests(_:)``), the caller stops waiting at once and
+    /// the transfer stops when no caller waits for it.
     /// - Parameter endpoint: What to send and how to decode the answer.
     /// - Returns: The payload.
     /// - Throws: ``NetworkError``, always: ``NetworkError/Code/cancelled``,
@@ -169,7 +171,13 @@ public actor NetworkClient {
     ) async throws(NetworkError) -> Value {
         let context = InterceptorContext(client: self)
         let skipped = endpoint.skippedLayers
-        let sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped) : nil
+        let generation = shared.generation
+        var sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped) : nil
+        if sharing != nil, let cache = configuration.cache {
+            // Only requests of one session share: an identity that cannot be read shares nothing.
+            let scope = await cache.sharingScope()
+            sharing = scope.flatMap { scope in sharing.map { $0 + [scope] } }
+        }
         let (id, entry) = inFlight.add()
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
             try await gate?.admit(request.url)
@@ -183,7 +191,8 @@ public actor NetworkClient {
         if let sharing {
             // The shared transfer runs in a task of its own; this caller waits for it here.
             do {
-                let response = try await shared.response(for: sharing, cancellation: entry.attach, start: transfer)
+                let response = try await shared.response(
+                    for: sharing, generation: generation, cancellation: entry.attach, start: transfer)
                 result = Result { try finish(response) }
             } catch {
                 result = .failure(error)

@@ -17,27 +17,36 @@ final class SharedTransfers: @unchecked Sendable {
 
     private let lock = NSLock()
     private var transfers: [[String]: Transfer] = [:]
+    private var detachments: UInt64 = 0
 
-    /// The number of callers waiting for a shared transfer, all transfers together.
+    /// How many times ``detachAll()`` ran: a request takes it when it begins, and one that
+    /// began before the last detachment neither starts nor joins a transfer.
+    var generation: UInt64 { lock.withLock { detachments } }
+
+    /// The number of callers waiting for a shared transfer that later identical requests can
+    /// still join (not one detached by ``detachAll()``), all transfers together.
     var waiterCount: Int { lock.withLock { transfers.values.reduce(0) { $0 + $1.waiters } } }
 
     /// The answer of the transfer for `key`: one in flight, or a new one made by `start`.
     /// - Parameters:
     ///   - key: What identical requests are matched by: the parts that tell them apart.
+    ///   - generation: The ``generation`` when the request began.
     ///   - cancellation: Given what stops this caller's wait, once it waits; for
     ///     ``NetworkClient/cancelAll()``.
     ///   - start: The transfer.
     /// - Throws: The transfer's error, or ``NetworkError/Code/cancelled`` when the caller is
-    ///   cancelled.
+    ///   cancelled, or began before the last ``detachAll()``.
     func response(
-        for key: [String], cancellation: @escaping (_ stop: @escaping @Sendable () -> Void) -> Void,
+        for key: [String], generation: UInt64,
+        cancellation: @escaping (_ stop: @escaping @Sendable () -> Void) -> Void,
         start: @escaping @Sendable () async throws -> HTTPResponse
     ) async throws -> HTTPResponse {
-        // A caller cancelled already (by cancelAll(), say) starts nothing.
-        guard !Task.isCancelled else {
-            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
-        }
-        let (transfer, isNew): (Transfer, Bool) = lock.withLock {
+        let cancelled = NetworkError(.cancelled, "The request was cancelled before it was sent.")
+        // A caller cancelled already (by its task, or by a cancelAll() since it began) starts
+        // nothing and joins nothing.
+        guard !Task.isCancelled else { throw cancelled }
+        let joined: (Transfer, Bool)? = lock.withLock {
+            guard generation == detachments else { return nil }
             if let running = transfers[key] {
                 running.waiters += 1
                 return (running, false)
@@ -46,6 +55,7 @@ final class SharedTransfers: @unchecked Sendable {
             transfers[key] = transfer
             return (transfer, true)
         }
+        guard let (transfer, isNew) = joined else { throw cancelled }
         defer { leave(transfer, key: key) }
         if isNew {
             // Started outside the lock: the task may run at once, on this thread.
@@ -64,7 +74,10 @@ final class SharedTransfers: @unchecked Sendable {
     /// Lets no later caller join a transfer in flight now: each goes on for the callers it has
     /// (until they leave), and the next identical request starts a new one.
     func detachAll() {
-        lock.withLock { transfers.removeAll() }
+        lock.withLock {
+            transfers.removeAll()
+            detachments &+= 1
+        }
     }
 
     /// One waiter fewer. When the last one leaves, the transfer is cancelled (a cancelled caller

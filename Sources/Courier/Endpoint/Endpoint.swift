@@ -36,9 +36,14 @@ public struct Endpoint<Response: Sendable>: Sendable {
     public var timeout: Duration?
     /// How the answer is decoded.
     public var decoding: ResponseDecoding<Response>
-    /// Whether sending this request twice is harmless, so it may be retried. `true` for `GET`,
-    /// `HEAD`, `PUT`, `DELETE` and `OPTIONS`; a `POST` opts in with ``idempotent()``.
-    public var isIdempotent: Bool
+    /// Whether sending this request twice is harmless, so it may be retried. Unless set, what
+    /// the current ``method`` says: `true` for `GET`, `HEAD`, `PUT`, `DELETE` and `OPTIONS`; a
+    /// `POST` opts in with ``idempotent()``.
+    public var isIdempotent: Bool {
+        get { idempotence ?? method.isIdempotent }
+        set { idempotence = newValue }
+    }
+    private var idempotence: Bool?
     /// The interceptor layers this endpoint opts out of, for example ``InterceptorLayer/token``
     /// for the endpoint that fetches the token.
     public var skippedLayers: Set<InterceptorLayer> = []
@@ -51,9 +56,13 @@ public struct Endpoint<Response: Sendable>: Sendable {
     public var cachePolicy: CachePolicy = .networkOnly
     /// Whether an identical request of the same client already in flight (the same method, URL,
     /// query, headers, body, deadline and skipped layers) answers this one too, so the two share
-    /// one transfer. `true` for `GET` and `HEAD`, `false` for other methods; see
-    /// ``sharingIdenticalRequests(_:)``.
-    public var sharesIdenticalRequests: Bool
+    /// one transfer. Unless set, what the current ``method`` says: `true` for `GET` and `HEAD`,
+    /// `false` for other methods; see ``sharingIdenticalRequests(_:)``.
+    public var sharesIdenticalRequests: Bool {
+        get { sharing ?? (method == .get || method == .head) }
+        set { sharing = newValue }
+    }
+    private var sharing: Bool?
 
     /// Creates an endpoint with any method.
     /// - Parameters:
@@ -75,8 +84,6 @@ public struct Endpoint<Response: Sendable>: Sendable {
         self.headers = headers
         self.timeout = timeout
         self.decoding = decoding
-        self.isIdempotent = method.isIdempotent
-        self.sharesIdenticalRequests = method == .get || method == .head
     }
 
     /// A copy marked as safe to send twice (for example a `POST` with an idempotency key), so the
@@ -97,9 +104,10 @@ public struct Endpoint<Response: Sendable>: Sendable {
     /// reads (``idempotent()``), say, never one that places an order. Turn it off for a `GET`
     /// whose every call must reach the server (a poll that counts, say).
     ///
-    /// The match is made before the token is added, so two identical requests share a transfer
-    /// whoever is signed in when each leaves. ``NetworkClient/cancelAll()`` ends that: after it
-    /// no request joins one that left before, so call it on logout.
+    /// The match is made before the token is added. With a cache, only requests of one session
+    /// share a transfer: the same ``ResponseCache`` identity, and no ``ResponseCache/removeAll()``
+    /// between them. Without one, call ``NetworkClient/cancelAll()`` on logout: after it no
+    /// request joins a transfer that began before.
     /// - Parameter shares: Whether to share.
     /// - Returns: The changed endpoint.
     public func sharingIdenticalRequests(_ shares: Bool) -> Self {

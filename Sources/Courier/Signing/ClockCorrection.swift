@@ -61,7 +61,7 @@ public struct ClockCorrection: Sendable, Hashable {
     func serverDate(in response: HTTPResponse) -> Date? {
         switch serverTime {
         case .dateHeader:
-            return response.headers["Date"].flatMap(HTTPDate.parse)
+            return response.headers["Date"].flatMap { HTTPDate.parse($0) }
         case .field(let key):
             guard let object = EnvelopeProbe.object(in: response.body),
                 let number = EnvelopeProbe.value(at: key, in: object) as? NSNumber,

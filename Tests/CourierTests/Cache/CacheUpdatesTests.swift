@@ -49,7 +49,7 @@ import Testing
         #expect(backend.server.requests.count == 3)
     }
 
-    @Test("an endpoint that uses the network only still gets its stored answer first, marked stale")
+    @Test("an endpoint that uses the network only, the default, gets the network's answer only, and nothing is stored")
     func networkOnlyEndpoint() async throws {
         let backend = try backend()
         defer { backend.server.stop() }
@@ -59,9 +59,10 @@ import Testing
 
         _ = await collect(backend.client, endpoint)
         let second = await collect(backend.client, endpoint)
+        let cached = await collect(backend.client, endpoint.caching(.offlineFallback))
 
-        #expect(second.replies.map { $0.value.first?.id } == [1, 2])
-        #expect(second.replies.map { $0.cached?.isStale } == [true, nil])
+        #expect(second.replies.map { $0.value.first?.id } == [2] && second.replies.first?.cached == nil)
+        #expect(cached.replies.map { $0.value.first?.id } == [3], "nothing was stored for the policy to find")
     }
 
     @Test("when the network fails the loop has the stored answer, then throws the error")
@@ -145,7 +146,7 @@ import Testing
             let answer = LoopbackServer.Response.envelope(data: [Order(id: 1, title: "Tea")])
             return slow.isSet ? answer.delayed(by: .seconds(10)) : answer
         }
-        let endpoint = Endpoint<[Order]>.get("orders")
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.offlineFallback)
 
         _ = await collect(backend.client, endpoint)
         slow.set()

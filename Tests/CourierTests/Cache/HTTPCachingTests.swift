@@ -54,7 +54,12 @@ import Testing
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { request in
             if request.headers["If-None-Match"] == #""v1""# {
-                return .init(status: 304, headers: ["Cache-Control": "max-age=30", "ETag": #""v1""#, "X-Seen": "304"])
+                return .init(
+                    status: 304,
+                    headers: [
+                        "Cache-Control": "max-age=30", "ETag": #""v1""#, "X-Seen": "304", "Content-Type": "text/html",
+                        "Set-Cookie": "session=other",
+                    ])
             }
             return Self.answer(1, ["Cache-Control": "max-age=10", "ETag": #""v1""#, "X-Seen": "200"])
         }
@@ -73,6 +78,7 @@ import Testing
         #expect(revalidated.cached?.isStale == false && revalidated.cached?.storedAt == clock.now - 29)
         #expect(revalidated.response.status == 200 && revalidated.response.headers["X-Seen"] == "304")
         #expect(revalidated.response.headers["Content-Type"] == "application/json", "the 304 changes no body field")
+        #expect(revalidated.response.headers["Set-Cookie"] == nil, "a cookie is never stored")
         #expect(hit.cached != nil && hit.value == revalidated.value)
     }
 
@@ -112,6 +118,9 @@ import Testing
             (["Cache-Control": "max-age=sixty"], false), (["Cache-Control": "max-age=-60"], false),
             (["Cache-Control": "max-age=99999999999999999999999"], true),
             (["Expires": "0", "Date": start], false), (["Expires": "tomorrow"], false), ([:], false),
+            (["Expires": "Fri Dec 31 23:59:59 2099", "Date": start], true),
+            (["Expires": "Friday, 31-Dec-99 23:59:59 GMT", "Date": start], false),
+            (["Cache-Control": "max-age=10", "Age": "99999999999999"], false),
         ] as [(HTTPHeaders, Bool)])
     func lifetimes(_ headers: HTTPHeaders, isFreshAfter30Seconds: Bool) async throws {
         let backend = try backend()
@@ -236,5 +245,115 @@ import Testing
         let error = await networkError { _ = try await backend.client.send(Self.orders) }
 
         #expect(error?.code == .httpStatus && error?.status == 304)
+    }
+
+    @Test("a 304 without an ETag whose Last-Modified is not the stored one's is not taken for it")
+    func notModifiedForAnotherDate() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let counter = Counter()
+        backend.server.route("/v1/orders") { request in
+            if request.headers["If-Modified-Since"] != nil {
+                return .init(status: 304, headers: ["Last-Modified": "Mon, 07 Nov 1994 08:49:37 GMT"])
+            }
+            return Self.answer(counter.increment(), ["Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT"])
+        }
+
+        _ = try await backend.client.send(Self.orders)
+        let second = try await backend.client.reply(to: Self.orders)
+
+        #expect(backend.server.requests.map { $0.headers["If-Modified-Since"] != nil } == [false, true, false])
+        #expect(second.cached == nil && second.value.first?.id == 2)
+    }
+
+    @Test("a Last-Modified in an obsolete form is asked about in the preferred one")
+    func obsoleteLastModified() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in Self.answer(1, ["Last-Modified": "Sunday, 06-Nov-94 08:49:37 GMT"]) }
+
+        _ = try await backend.client.send(Self.orders)
+        _ = try await backend.client.send(Self.orders)
+
+        #expect(backend.server.requests.last?.headers["If-Modified-Since"] == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+
+    @Test("a purge while the 304 is on its way leaves nothing stored")
+    func purgeDuringRevalidation() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let gate = Gate()
+        backend.server.route("/v1/orders") { request in
+            guard request.headers["If-None-Match"] != nil else { return Self.answer(1, ["ETag": #""v1""#]) }
+            await gate.pass()
+            return .init(status: 304, headers: ["Cache-Control": "max-age=600"])
+        }
+
+        _ = try await backend.client.send(Self.orders)
+        async let confirmed = backend.client.reply(to: Self.orders)
+        await gate.arrivals(1)
+        try await backend.client.configuration.cache?.removeAll()
+        gate.open()
+        let reply = try await confirmed
+        let after = try await backend.client.reply(to: Self.orders)
+
+        #expect(reply.cached != nil, "the caller asked before the purge and gets its answer")
+        #expect(after.cached == nil && backend.server.requests.last?.headers["If-None-Match"] == nil)
+    }
+
+    @Test("offline fallback does not show an answer a purge removed while the request was out")
+    func purgeDuringFallback() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let gate = Gate()
+        let down = Flag()
+        backend.server.route("/v1/orders") { _ in
+            guard down.isSet else { return Self.answer(1, [:]) }
+            await gate.pass()
+            return LoopbackServer.Response().with(.closeBeforeResponding)
+        }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.offlineFallback)
+
+        _ = try await backend.client.send(endpoint)
+        down.set()
+        async let failing = networkError { _ = try await backend.client.send(endpoint) }
+        await gate.arrivals(1)
+        try await backend.client.configuration.cache?.removeAll()
+        gate.open()
+
+        #expect(await failing?.code == .transport)
+    }
+
+    /// A store whose entries carry a date no clock gives: far in the past or the future.
+    struct WarpedStore: CacheStore {
+        let inner = MemoryCacheStore()
+        let storedAt: Date
+        func response(for key: CacheKey) async -> CachedResponse? {
+            guard var entry = await inner.response(for: key) else { return nil }
+            entry.storedAt = storedAt
+            return entry
+        }
+        func store(_ response: CachedResponse, for key: CacheKey) async { await inner.store(response, for: key) }
+        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
+        func removeAll() async { await inner.removeAll() }
+    }
+
+    @Test(
+        "an entry stored at a date no clock gives is stale, never a crash",
+        arguments: [-1e30, 1e30, -Double.greatestFiniteMagnitude, Double.greatestFiniteMagnitude])
+    func warpedDates(_ seconds: Double) async throws {
+        let store = WarpedStore(storedAt: Date(timeIntervalSince1970: seconds))
+        let backend = try Backend { $0.cache = ResponseCache(store: store, identity: { "ann" }) }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in Self.answer(1, ["Expires": "Fri, 31 Dec 9999 23:59:59 GMT"]) }
+
+        for policy in [
+            CachePolicy.http, .cacheFirst(maxAge: .seconds(Int64.max)), .staleWhileRevalidate(maxAge: .zero),
+        ] {
+            _ = try await backend.client.send(Endpoint<[Order]>.get("orders").caching(policy))
+            _ = try await backend.client.send(Endpoint<[Order]>.get("orders").caching(policy))
+        }
+
+        #expect(backend.server.requests.count >= 4)
     }
 }

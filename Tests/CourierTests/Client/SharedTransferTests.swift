@@ -193,7 +193,9 @@ import Testing
         #expect(received(backend.server) == 1)
     }
 
-    @Test("after cancelAll() no request joins a transfer that was in flight before it, even one that goes on")
+    @Test(
+        "after cancelAll() no request joins a transfer that was in flight before it, and one that began before it starts none"
+    )
     func detachedByCancelAll() async throws {
         let transfers = SharedTransfers()
         let key = ["GET", "https://api.example.com/orders"]
@@ -204,11 +206,22 @@ import Testing
             await gate.pass()
             return HTTPResponse(status: 200)
         }
+        let began = transfers.generation
 
-        let before = Task { try await transfers.response(for: key, cancellation: { _ in }, start: start) }
+        let before = Task {
+            try await transfers.response(for: key, generation: began, cancellation: { _ in }, start: start)
+        }
         await gate.arrivals(1)
         transfers.detachAll()
-        let after = Task { try await transfers.response(for: key, cancellation: { _ in }, start: start) }
+        let late = Task {
+            await networkError {
+                _ = try await transfers.response(for: key, generation: began, cancellation: { _ in }, start: start)
+            }
+        }
+        let after = Task {
+            try await transfers.response(
+                for: key, generation: transfers.generation, cancellation: { _ in }, start: start)
+        }
         // Two arrivals mean a second transfer started; a caller that joined the first never
         // arrives, so the wait is bounded.
         let second = Flag()
@@ -222,7 +235,54 @@ import Testing
 
         let statuses = [try await before.value.status, try await after.value.status]
         #expect(statuses == [200, 200])
+        #expect(await late.value?.code == .cancelled, "began before the detachment: neither joins nor starts")
         #expect(starts.increment() == 3, "two transfers")
         #expect(transfers.waiterCount == 0)
+    }
+
+    @Test("requests of two sessions, or from either side of a purge, never share a transfer; HEAD shares like GET")
+    func sessionsApart() async throws {
+        let gate = Gate()
+        let user = Log()
+        user.append("ann")
+        let cache = ResponseCache(store: MemoryCacheStore()) { user.all.last }
+        let backend = try Backend { $0.cache = cache }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { request in
+            await gate.pass()
+            return .envelope(data: [Order(id: request.method == .head ? 0 : 1, title: "Tea")])
+        }
+
+        async let ann = backend.client.send(Self.orders)
+        async let annAgain = backend.client.send(Self.orders)
+        #expect(await joined(backend.client, 2))
+        user.append("bob")
+        async let bob = backend.client.send(Self.orders)
+        #expect(await joined(backend.client, 3))
+        try await cache.removeAll()
+        async let afterPurge = backend.client.send(Self.orders)
+        let head = Endpoint<EmptyResponse>(method: .head, path: "orders", decoding: .empty)
+        async let firstHead = backend.client.send(head)
+        async let secondHead = backend.client.send(head)
+        #expect(await joined(backend.client, 6))
+        gate.open()
+        _ = try await [ann, annAgain, bob, afterPurge]
+        _ = try await [firstHead, secondHead]
+
+        #expect(
+            backend.server.requests.filter { $0.method == .get }.count == 3, "ann's two shared; bob and the purge apart"
+        )
+        #expect(backend.server.requests.filter { $0.method == .head }.count == 1)
+    }
+
+    @Test("an endpoint whose method changes after it is made takes the new method's defaults")
+    func defaultsFollowTheMethod() {
+        var endpoint = Endpoint<EmptyResponse>.get("orders")
+        endpoint.method = .post
+        #expect(!endpoint.sharesIdenticalRequests && !endpoint.isIdempotent)
+        endpoint.method = .head
+        #expect(endpoint.sharesIdenticalRequests && endpoint.isIdempotent)
+        let chosen = Endpoint<EmptyResponse>.post("orders").idempotent().sharingIdenticalRequests(true)
+        #expect(chosen.sharesIdenticalRequests && chosen.isIdempotent)
     }
 }

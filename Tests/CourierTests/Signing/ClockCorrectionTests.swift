@@ -137,6 +137,16 @@ import Testing
         #expect(HTTPDate.parse("Thursday, 29-Feb-24 23:59:59 GMT") == Date(timeIntervalSince1970: 1_709_251_199))
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == Date(timeIntervalSince1970: 784_111_777))
         #expect(HTTPDate.parse("Thu Feb 29 23:59:59 2024") == Date(timeIntervalSince1970: 1_709_251_199))
+        // After 2038 (in 64 bits whatever Int is), up to the last second of 9999.
+        #expect(HTTPDate.parse("Tue, 19 Jan 2038 03:14:08 GMT") == Date(timeIntervalSince1970: 2_147_483_648))
+        #expect(HTTPDate.parse("Fri, 31 Dec 9999 23:59:59 GMT") == Date(timeIntervalSince1970: 253_402_300_799))
+        #expect(HTTPDate.parse("Fri, 31 Dec 9999 23:59:60 GMT") == nil, "the leap second would be year 10000")
+        // A two-digit year more than 50 years ahead is the century before.
+        let in2026 = Date(timeIntervalSince1970: 1_780_000_000)
+        #expect(
+            HTTPDate.parse("Monday, 01-Jan-76 00:00:00 GMT", now: in2026) == HTTPDate.parse("Thu Jan  1 00:00:00 2076"))
+        #expect(
+            HTTPDate.parse("Monday, 01-Jan-77 00:00:00 GMT", now: in2026) == HTTPDate.parse("Sat Jan  1 00:00:00 1977"))
         for text in [
             "Mon, 29 Feb 2100 00:00:00 GMT", "Thu, 31 Apr 2026 00:00:00 GMT", "Sat, 31 Feb 2026 00:00:00 GMT",
             "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, +6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
@@ -148,6 +158,21 @@ import Testing
             "Sun Nov  0 08:49:37 1994",
         ] {
             #expect(HTTPDate.parse(text) == nil, "\(text.debugDescription)")
+        }
+    }
+
+    @Test("HTTP dates are written in the preferred form, and read back the same")
+    func writtenDates() {
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777.9)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 253_402_300_799)) == "Fri, 31 Dec 9999 23:59:59 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: -1)) == nil)
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 253_402_300_800)) == nil)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let date = Date(
+                timeIntervalSince1970: TimeInterval(Int64.random(in: 0..<253_402_300_800, using: &generator)))
+            #expect(HTTPDate.format(date).flatMap { HTTPDate.parse($0) } == date)
         }
     }
 
