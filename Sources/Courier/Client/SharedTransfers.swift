@@ -45,10 +45,14 @@ final class SharedTransfers: @unchecked Sendable {
         // A caller cancelled already (by its task, or by a cancelAll() since it began) starts
         // nothing and joins nothing.
         guard !Task.isCancelled else { throw cancelled }
+        let priority = Task.currentPriority
         let joined: (Transfer, Bool)? = lock.withLock {
             guard generation == detachments else { return nil }
             if let running = transfers[key] {
                 running.waiters += 1
+                // A caller of higher priority than the one that started it does not wait at
+                // the lower priority.
+                if let task = running.task { escalate(task, to: priority) }
                 return (running, false)
             }
             let transfer = Transfer()
@@ -59,7 +63,7 @@ final class SharedTransfers: @unchecked Sendable {
         defer { leave(transfer, key: key) }
         if isNew {
             // Started outside the lock: the task may run at once, on this thread.
-            let task = startedTask(priority: Task.currentPriority) { [self] in
+            let task = startedTask(priority: priority) { [self] in
                 let result: Result<HTTPResponse, any Error>
                 do { result = .success(try await start()) } catch { result = .failure(error) }
                 lock.withLock { if transfers[key] === transfer { transfers[key] = nil } }

@@ -16,3 +16,17 @@ func startedTask<Value: Sendable>(
     #endif
     return Task.detached(priority: priority, operation: operation)
 }
+
+/// Raises `task`'s priority to `priority` where the system can (Swift 6.2's
+/// `escalatePriority(to:)`, on the 2025 systems and later), so work a higher-priority caller
+/// waits for does not run at a lower one's priority. Elsewhere it does nothing.
+/// - Parameters:
+///   - task: The task.
+///   - priority: The priority it should run at, at least.
+func escalate<Value: Sendable>(_ task: Task<Value, any Error>, to priority: TaskPriority) {
+    #if compiler(>=6.2)
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            task.escalatePriority(to: priority)
+        }
+    #endif
+}

@@ -98,7 +98,7 @@ import Testing
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             for endpoint in endpoints { group.addTask { _ = try await backend.client.send(endpoint) } }
-            await gate.arrivals(endpoints.count)
+            #expect(await gate.arrivals(endpoints.count, within: .seconds(5)), "each request arrives on its own")
             gate.open()
             try await group.waitForAll()
         }
@@ -284,5 +284,33 @@ import Testing
         #expect(endpoint.sharesIdenticalRequests && endpoint.isIdempotent)
         let chosen = Endpoint<EmptyResponse>.post("orders").idempotent().sharingIdenticalRequests(true)
         #expect(chosen.sharesIdenticalRequests && chosen.isIdempotent)
+    }
+
+    @Test("a caller of higher priority that joins a transfer raises the transfer's priority")
+    func priorityEscalation() async throws {
+        let transfers = SharedTransfers()
+        let key = ["GET", "https://api.example.com/orders"]
+        let gate = Gate()
+        let seen = Log()
+        let start: @Sendable () async throws -> HTTPResponse = {
+            await gate.pass()
+            seen.append("\(Task.currentPriority.rawValue)")
+            return HTTPResponse(status: 200)
+        }
+        let generation = transfers.generation
+
+        let low = Task(priority: .background) {
+            try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
+        }
+        await gate.arrivals(1)
+        let high = Task(priority: .high) {
+            try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while transfers.waiterCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        gate.open()
+        _ = try await [low.value, high.value]
+
+        #expect(seen.all == ["\(TaskPriority.high.rawValue)"])
     }
 }

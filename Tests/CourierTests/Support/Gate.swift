@@ -37,6 +37,17 @@ final class Gate: @unchecked Sendable {
         }
     }
 
+    /// Waits until `count` callers have arrived, checking every 5 ms for at most `limit`.
+    /// - Returns: Whether they did; a test that expects fewer can fail instead of hanging.
+    func arrivals(_ count: Int, within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while lock.withLock({ arrived }) < count {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
     /// Lets every waiting and later caller through.
     func open() {
         let waiting = lock.withLock {
