@@ -179,6 +179,12 @@ public actor NetworkClient {
             sharing = scope.flatMap { scope in sharing.map { $0 + [scope] } }
         }
         let (id, entry) = inFlight.add()
+        // A cancelAll() since this request began (while it waited for the identity, say) came
+        // before it was registered, so it would not have reached it.
+        guard shared.generation == generation else {
+            inFlight.remove(id)
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
+        }
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
             try await gate?.admit(request.url)
             do {

@@ -313,4 +313,27 @@ import Testing
 
         #expect(seen.all == ["\(TaskPriority.high.rawValue)"])
     }
+
+    @Test(
+        "a request that began before cancelAll() is not sent after it, even one that was still asking who is signed in")
+    func cancelAllBeforeRegistration() async throws {
+        let gate = Gate()
+        let backend = try Backend {
+            $0.cache = ResponseCache(store: MemoryCacheStore()) {
+                await gate.pass()
+                return "ann"
+            }
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+
+        let request = Task { try await backend.client.send(Self.orders) }
+        await gate.arrivals(1)
+        backend.client.cancelAll()
+        gate.open()
+
+        #expect(await networkError { _ = try await request.value }?.code == .cancelled)
+        #expect(backend.server.requests.isEmpty)
+        #expect(backend.client.activeRequestCount == 0)
+    }
 }
