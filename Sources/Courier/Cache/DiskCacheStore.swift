@@ -66,19 +66,26 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
             guard let key = Self.key(ofEntryNamed: name) else { continue }
             var info = stat()
             // Only a plain file no larger than the limit can be an entry this store wrote.
-            guard lstat(path, &info) == 0, Self.kind(info) == Self.plainFile, Int(info.st_size) <= self.limit else {
+            guard lstat(path, &info) == 0, Self.kind(info) == Self.plainFile,
+                let bytes = Self.size(info, within: self.limit)
+            else {
                 _ = unlink(path)
                 continue
             }
-            found.append((key, Int(info.st_size), Self.modified(info), name))
+            found.append((key, bytes, Self.modified(info), name))
         }
         // By the time of their last use (a read touches the file), oldest first.
-        for entry in found.sorted(by: { ($0.modified, $0.name) < ($1.modified, $1.name) }) {
+        found.sort { ($0.modified, $0.name) < ($1.modified, $1.name) }
+        for entry in found {
             clock += 1
             index[entry.key] = (entry.bytes, clock)
             total += entry.bytes
         }
-        for old in evict(keeping: nil) { _ = unlink(file(old).path) }
+        // The oldest go while the entries are past the limit (a smaller one than last time).
+        for entry in found where total > limit {
+            forget(entry.key)
+            _ = unlink(directory.appendingPathComponent(entry.name).path)
+        }
     }
 
     /// The number of entries.
@@ -256,22 +263,23 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     }
 
     /// Drops the least recently used entries (never `kept`) until the store is within its
-    /// limit, and returns their keys for their files to be removed. Called with `lock` held, or
-    /// from `init`.
-    private func evict(keeping kept: CacheKey?) -> [CacheKey] {
-        guard total > limit else { return [] }
+    /// limit, and returns their keys for their files to be removed: the oldest one at a time,
+    /// as usually one goes, with no sort of the whole index. Called with `lock` held.
+    private func evict(keeping kept: CacheKey) -> [CacheKey] {
         var evicted: [CacheKey] = []
-        for (key, entry) in index.sorted(by: { $0.value.lastUse < $1.value.lastUse }) where total > limit && key != kept
+        while total > limit,
+            let oldest = index.lazy.filter({ $0.key != kept }).min(by: { $0.value.lastUse < $1.value.lastUse })
         {
-            index[key] = nil
-            total -= entry.bytes
-            evicted.append(key)
+            forget(oldest.key)
+            evicted.append(oldest.key)
         }
         return evicted
     }
 
-    /// Writes `data` to a new file at `url` (0600, never through a link) and flushes it; makes
-    /// the directory again if it was removed meanwhile.
+    /// Writes `data` to a new file at `url` (0600, never through a link); makes the directory
+    /// again if it was removed meanwhile. It is not flushed to the disk: the wait would hold one
+    /// of the few threads async code runs on, and a file that a power cut spoils fails its
+    /// digest and is a miss, which a cache may have.
     private func write(_ data: Data, to url: URL) throws {
         let handle: FileHandle
         do {
@@ -284,7 +292,6 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
         defer { try? handle.close() }
         do {
             try handle.write(contentsOf: data)
-            try handle.synchronize()
         } catch {
             _ = unlink(url.path)
             throw error
@@ -322,9 +329,17 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
         let device: UInt64
         let inode: UInt64
         init(_ info: stat) {
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
+            // dev_t is signed on some systems: its bits, whatever they are.
+            device = UInt64(truncatingIfNeeded: info.st_dev)
+            inode = UInt64(truncatingIfNeeded: info.st_ino)
         }
+    }
+
+    /// A file's size, or `nil` when it is larger than `limit` (in 64 bits: a file past 2 GiB
+    /// where `Int` has 32 is only too large).
+    private static func size(_ info: stat, within limit: Int) -> Int? {
+        let size = Int64(info.st_size)
+        return size >= 0 && size <= Int64(limit) ? Int(size) : nil
     }
 
     /// The bytes of an entry file, never through a symbolic link, never blocking on a special
@@ -339,8 +354,8 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return .missing }
-        guard kind(info) == plainFile, info.st_size >= 0, Int(info.st_size) <= limit,
-            let data = try? handle.readToEnd() ?? Data(), data.count == Int(info.st_size)
+        guard kind(info) == plainFile, let size = size(info, within: limit),
+            let data = try? handle.readToEnd() ?? Data(), data.count == size
         else { return .unreadable(FileIdentity(info)) }
         _ = futimens(descriptor, nil)
         return .read(data, FileIdentity(info))

@@ -130,7 +130,7 @@ package enum HTTPFreshness {
     ])
 
     /// `stored` with the fields of a `304 Not Modified` in place of its own (RFC 9111 §4.3.4),
-    /// and no `Age` but the 304's; `nil` when the `304` names a validator that is not the
+    /// and no `Age` or `Date` but the 304's; `nil` when the `304` names a validator that is not the
     /// stored answer's (another `ETag`, or another `Last-Modified` without an `ETag`), so it
     /// does not speak of it. One that names none answers the condition the request asked.
     package static func refreshed(_ stored: HTTPResponse, with notModified: HTTPResponse) -> HTTPResponse? {
@@ -143,6 +143,9 @@ package enum HTTPFreshness {
         }
         var headers = stored.headers
         headers["Age"] = nil
+        // A 304 without a Date was made now: the stored Date would measure a new Expires from
+        // the old answer's time, and keep the entry fresh for longer than the server said.
+        if notModified.headers["Date"] == nil { headers["Date"] = nil }
         var replaced: [String] = []
         for field in notModified.headers.fields {
             let name = field.name.lowercased()

@@ -2,6 +2,8 @@ import Foundation
 
 /// A ``CacheStore`` in memory, bounded in bytes: when an entry would take it past its limit, the
 /// least recently used entries go first. An entry larger than the whole limit is not stored.
+/// Each entry counts its ``CachedResponse/byteCount`` and 256 bytes more for itself and its key,
+/// so many empty answers fill it too.
 ///
 /// ```swift
 /// configuration.cache = ResponseCache(store: MemoryCacheStore(limit: 20 << 20)) { await account.userID }
@@ -9,8 +11,11 @@ import Foundation
 ///
 /// `@unchecked Sendable`: `entries`, `total` and `clock` are guarded by `lock`.
 public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
-    /// The most bytes the entries may take together (``CachedResponse/byteCount``).
+    /// The most bytes the entries may take together.
     public let limit: Int
+
+    /// What each entry counts for itself and its key, besides its answer's bytes.
+    package static let bytesPerEntry = 256
 
     private let lock = NSLock()
     private var entries: [CacheKey: (response: CachedResponse, lastUse: UInt64)] = [:]
@@ -26,7 +31,7 @@ public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
     /// The number of entries.
     public var count: Int { lock.withLock { entries.count } }
 
-    /// The bytes the entries take together.
+    /// The bytes the entries count for together: their answers' and 256 for each.
     public var byteCount: Int { lock.withLock { total } }
 
     /// The keys of the entries, for tests.
@@ -49,18 +54,17 @@ public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
     ///   - response: The entry.
     ///   - key: The key.
     public func store(_ response: CachedResponse, for key: CacheKey) async {
-        let size = response.byteCount
+        let size = Self.size(of: response)
         lock.withLock {
-            if let old = entries.removeValue(forKey: key) { total -= old.response.byteCount }
+            if let old = entries.removeValue(forKey: key) { total -= Self.size(of: old.response) }
             guard size <= limit else { return }
             clock += 1
             entries[key] = (response, clock)
             total += size
-            guard total > limit else { return }
-            for (oldKey, old) in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
-                guard total > limit else { break }
-                entries[oldKey] = nil
-                total -= old.response.byteCount
+            // The oldest one at a time: usually one goes, and no sort of the whole store.
+            while total > limit, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+                entries[oldest.key] = nil
+                total -= Self.size(of: oldest.value.response)
             }
         }
     }
@@ -69,7 +73,7 @@ public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
     /// - Parameter key: The key.
     public func removeResponse(for key: CacheKey) async {
         lock.withLock {
-            if let old = entries.removeValue(forKey: key) { total -= old.response.byteCount }
+            if let old = entries.removeValue(forKey: key) { total -= Self.size(of: old.response) }
         }
     }
 
@@ -80,4 +84,7 @@ public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
             total = 0
         }
     }
+
+    /// The bytes an entry counts for.
+    private static func size(of response: CachedResponse) -> Int { response.byteCount + bytesPerEntry }
 }

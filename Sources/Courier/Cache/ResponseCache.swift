@@ -11,7 +11,9 @@ import Foundation
 /// ID, say), so one user's answers are not given to another: an answer is stored only if the
 /// identity is the same when it arrives as when the request left, and no purge happened in
 /// between. When `identity` throws, the request goes to the network and nothing is stored.
-/// Return `nil` only while nobody is signed in: answers stored then are anyone's.
+/// Return `nil` only while nobody is signed in: answers stored then are anyone's. It must
+/// name the user whose token requests carry at that moment: change it in the same step as the
+/// token, at login and at logout.
 ///
 /// ```swift
 /// var configuration = NetworkClient.Configuration(baseURL: URL(string: "https://api.example.com/v1/")!)
@@ -104,9 +106,10 @@ public struct ResponseCache: Sendable {
     }
 
     /// The entry of a ticket, if it answers `request` (the headers its `Vary` named have the
-    /// same values).
+    /// same values) and no purge happened since the ticket was made (a read that began before
+    /// a purge may still find the file it removes).
     func response(for ticket: Ticket, answering request: HTTPRequest) async -> CachedResponse? {
-        guard let stored = try? await store.response(for: ticket.key) else { return nil }
+        guard let stored = try? await store.response(for: ticket.key), purges.value == ticket.purge else { return nil }
         for (name, value) in stored.varyingHeaders where (request.headers[name] ?? "") != value {
             return nil
         }
@@ -114,7 +117,8 @@ public struct ResponseCache: Sendable {
     }
 
     /// Stores the answer to `request` under its ticket, unless it may not be stored (then the
-    /// entry there goes), the session changed, or a purge happened since the request left.
+    /// entry there goes), the session changed (or its identity cannot be read now), a purge
+    /// happened since the request left, or another caller of the transfer it shared stores it.
     /// - Returns: The entry made of the answer (stored or not), or `nil` when it may not be
     ///   stored.
     @discardableResult
@@ -123,11 +127,18 @@ public struct ResponseCache: Sendable {
             try? await store.removeResponse(for: ticket.key)
             return nil
         }
-        guard purges.value == ticket.purge, (try? await identity()) == ticket.identity else { return entry }
+        guard purges.value == ticket.purge, await isSession(ticket.identity) else { return entry }
+        // Another caller of the same shared transfer stores it.
+        if let mark = response.sharedTransfer, !mark.claim(ticket.key) { return entry }
         try? await store.store(entry, for: ticket.key)
         // A purge that began while the entry was written removes it again.
         if purges.value != ticket.purge { try? await store.removeResponse(for: ticket.key) }
         return entry
+    }
+
+    /// Whether the session is still the one `identity` names: `false` when it cannot be read.
+    private func isSession(_ identity: String?) async -> Bool {
+        do { return try await self.identity() == identity } catch { return false }
     }
 
     /// Removes the entry of a ticket: the server says the resource is gone.

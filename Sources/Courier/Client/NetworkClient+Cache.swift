@@ -30,11 +30,12 @@ extension NetworkClient {
         AsyncThrowingStream { continuation in
             let task = Task { [self] in
                 do throws(NetworkError) {
+                    let generation = requestGeneration
                     let request = try makeRequest(endpoint)
                     guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly,
                         let ticket = await ticket(for: endpoint, request, cache)
                     else {
-                        continuation.yield(try await networkReply(to: endpoint, request: request))
+                        continuation.yield(try await networkReply(to: endpoint, request: request, since: generation))
                         continuation.finish()
                         return
                     }
@@ -44,6 +45,7 @@ extension NetworkClient {
                         if let reply = await cachedReply(
                             entry, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: isStale)
                         {
+                            try refuseIfCancelledAll(since: generation, request)
                             continuation.yield(reply)
                         } else {
                             stored = nil
@@ -51,7 +53,8 @@ extension NetworkClient {
                     }
                     continuation.yield(
                         try await refreshedReply(
-                            to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored))
+                            to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored,
+                            since: generation))
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
@@ -63,17 +66,17 @@ extension NetworkClient {
 
     /// Answers an endpoint whose policy uses `cache`: from the cache, the network, or both, as
     /// the policy says. A request that cannot be cached (see ``ResponseCache/ticket(for:variant:)``)
-    /// goes to the network only.
-    nonisolated func reply<Response>(to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache)
-        async throws(NetworkError) -> Reply<Response>
-    {
+    /// goes to the network only. `generation` is ``requestGeneration`` when the request began.
+    nonisolated func reply<Response>(
+        to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache, since generation: UInt64
+    ) async throws(NetworkError) -> Reply<Response> {
         guard let ticket = await ticket(for: endpoint, request, cache) else {
-            return try await networkReply(to: endpoint, request: request)
+            return try await networkReply(to: endpoint, request: request, since: generation)
         }
         let policy = endpoint.cachePolicy
         switch policy.kind {
         case .networkOnly:
-            return try await networkReply(to: endpoint, request: request)
+            return try await networkReply(to: endpoint, request: request, since: generation)
         case .cacheFirst, .http:
             var stored = await cache.response(for: ticket, answering: request)
             if let entry = stored, cache.isFresh(entry, for: policy) {
@@ -83,11 +86,11 @@ extension NetworkClient {
                 stored = nil
             }
             return try await refreshedReply(
-                to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored)
+                to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored, since: generation)
         case .staleWhileRevalidate:
             guard let stored = await cache.response(for: ticket, answering: request) else {
                 return try await refreshedReply(
-                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil)
+                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil, since: generation)
             }
             let isStale = !cache.isFresh(stored, for: policy)
             guard
@@ -95,16 +98,17 @@ extension NetworkClient {
                     stored, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: isStale)
             else {
                 return try await refreshedReply(
-                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil)
+                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil, since: generation)
             }
             if isStale {
                 // The refresh belongs to no caller: cancelling this one does not stop it
-                // (cancelAll() does), a failure leaves the stale entry in place, and callers
-                // that find the entry stale at once share one refresh.
-                let refresh = endpoint.sharingIdenticalRequests(true)
+                // (cancelAll() does, also before it starts), a failure leaves the stale entry in
+                // place, and callers that find the entry stale at once share one refresh when
+                // the endpoint shares identical requests.
                 Task.detached { [self] in
                     _ = try? await refreshedReply(
-                        to: refresh, request: request, cache: cache, ticket: ticket, stored: stored)
+                        to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored,
+                        since: generation)
                 }
             }
             return reply
@@ -112,7 +116,7 @@ extension NetworkClient {
             do {
                 let stored = await cache.response(for: ticket, answering: request)
                 return try await refreshedReply(
-                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored)
+                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored, since: generation)
             } catch  where Self.isUnreachable(error) {
                 // Read again: what a purge (a logout) removed meanwhile is not shown.
                 if let stored = await cache.response(for: ticket, answering: request),
@@ -158,12 +162,12 @@ extension NetworkClient {
     /// (404, 410) removes the entry.
     private nonisolated func refreshedReply<Response>(
         to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache, ticket: ResponseCache.Ticket,
-        stored: CachedResponse?
+        stored: CachedResponse?, since generation: UInt64
     ) async throws(NetworkError) -> Reply<Response> {
         let conditional = stored.flatMap { HTTPFreshness.conditional(request, revalidating: $0) }
         let outcome: Revalidation<Response>
         do {
-            outcome = try await perform(conditional ?? request, of: endpoint) { [self] response in
+            outcome = try await perform(conditional ?? request, of: endpoint, since: generation) { [self] response in
                 if conditional != nil, response.status == 304 { return .notModified(response) }
                 return .answered(try decodedReply(response, to: endpoint, method: request.method))
             }
@@ -176,7 +180,8 @@ extension NetworkClient {
             await cache.save(reply.response, answering: request, ticket: ticket)
             return reply
         case .notModified(let notModified):
-            if let stored, let refreshed = HTTPFreshness.refreshed(stored.response, with: notModified) {
+            if let stored, var refreshed = HTTPFreshness.refreshed(stored.response, with: notModified) {
+                refreshed.sharedTransfer = notModified.sharedTransfer
                 let entry =
                     await cache.save(refreshed, answering: request, ticket: ticket)
                     ?? CachedResponse(refreshed, storedAt: cache.now())
@@ -186,7 +191,8 @@ extension NetworkClient {
             } else {
                 await cache.remove(ticket)
             }
-            return try await refreshedReply(to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil)
+            return try await refreshedReply(
+                to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil, since: generation)
         }
     }
 

@@ -32,12 +32,13 @@ extension NetworkClient {
     private nonisolated func startUpload<Response>(_ endpoint: Endpoint<Response>) -> TransferTask<Response> {
         let reporter = ProgressReporter(direction: .upload)
         return TransferTask(reporter: reporter) { [self] in
+            let generation = requestGeneration
             var request = try makeRequest(endpoint)
             request.progress = reporter
             let decoding = endpoint.decoding
             let method = request.method
             do {
-                let value = try await perform(request, of: endpoint) { [self] response in
+                let value = try await perform(request, of: endpoint, since: generation) { [self] response in
                     try validation.validate(response, method: method, checksContentType: decoding.checksContentType)
                     return try decoding.decode(response, decodingContext)
                 }
@@ -109,6 +110,7 @@ extension NetworkClient {
     private nonisolated func downloadOnce(_ job: DownloadJob, reporter: ProgressReporter) async throws(NetworkError)
         -> DownloadedFile
     {
+        let generation = requestGeneration
         try job.checkDestination()
         var request = try makeRequest(job.endpoint.endpoint)
         let offset = job.resume?.offset ?? 0
@@ -121,7 +123,8 @@ extension NetworkClient {
         request.progress = reporter
         let method = request.method
         do {
-            return try await perform(request, of: job.endpoint.endpoint) { [self] response throws(NetworkError) in
+            return try await perform(request, of: job.endpoint.endpoint, since: generation) {
+                [self] response throws(NetworkError) in
                 try validation.validate(response, method: method, checksContentType: false)
                 return try job.store(response)
             }

@@ -70,19 +70,23 @@ public actor NetworkClient {
     public nonisolated func reply<Response>(to endpoint: Endpoint<Response>) async throws(NetworkError)
         -> Reply<Response>
     {
+        let generation = requestGeneration
         let request = try makeRequest(endpoint)
-        if let cache = configuration.cache, endpoint.cachePolicy != .networkOnly {
-            return try await reply(to: endpoint, request: request, cache: cache)
+        guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly else {
+            return try await networkReply(to: endpoint, request: request, since: generation)
         }
-        return try await networkReply(to: endpoint, request: request)
+        let reply = try await reply(to: endpoint, request: request, cache: cache, since: generation)
+        // A stored answer read while cancelAll() ran (at a logout, say) is not given.
+        if reply.cached != nil { try refuseIfCancelledAll(since: generation, request) }
+        return reply
     }
 
     /// Sends a built request through the layers and the transport, checks the answer and
-    /// decodes it.
-    nonisolated func networkReply<Response>(to endpoint: Endpoint<Response>, request: HTTPRequest)
-        async throws(NetworkError) -> Reply<Response>
-    {
-        try await perform(request, of: endpoint) { [self] response in
+    /// decodes it. `generation` is ``requestGeneration`` when the request began.
+    nonisolated func networkReply<Response>(
+        to endpoint: Endpoint<Response>, request: HTTPRequest, since generation: UInt64
+    ) async throws(NetworkError) -> Reply<Response> {
+        try await perform(request, of: endpoint, since: generation) { [self] response in
             try decodedReply(response, to: endpoint, method: request.method)
         }
     }
@@ -109,7 +113,8 @@ public actor NetworkClient {
         configuration.reachability?.statusUpdates() ?? AsyncStream { $0.yield(.unknown) }
     }
 
-    /// Cancels every request in flight, including those waiting to be online. Each one throws
+    /// Cancels every request in flight, including those waiting to be online, and those still
+    /// reading the cache (none is sent, nor given what it read). Each one throws
     /// ``NetworkError/Code/cancelled``. No request sent afterwards shares a transfer with one
     /// that was in flight (see ``Endpoint/sharingIdenticalRequests(_:)``): call it on logout.
     public nonisolated func cancelAll() {
@@ -146,6 +151,17 @@ public actor NetworkClient {
             ]
     }
 
+    /// How many times ``cancelAll()`` ran: a request takes it when it begins, and is refused
+    /// once it has changed.
+    nonisolated var requestGeneration: UInt64 { shared.generation }
+
+    /// Throws ``NetworkError/Code/cancelled`` when ``cancelAll()`` ran since a request began at
+    /// `generation`.
+    nonisolated func refuseIfCancelledAll(since generation: UInt64, _ request: HTTPRequest) throws(NetworkError) {
+        guard shared.generation != generation else { return }
+        throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
+    }
+
     /// Builds an endpoint's request against the base URL, refusing one whose task is already
     /// cancelled.
     nonisolated func makeRequest<Response>(_ endpoint: Endpoint<Response>) throws(NetworkError) -> HTTPRequest {
@@ -163,15 +179,15 @@ public actor NetworkClient {
     /// request in flight that shares its transfer (``Endpoint/sharesIdenticalRequests``)
     /// answers this one too: then the task is the transfer's, and a caller that is cancelled
     /// stops waiting for it (see ``SharedTransfers``). A ``NetworkError/Code/sessionExpired``
-    /// empties the cache.
+    /// empties the cache. `generation` is ``requestGeneration`` when the request
+    /// began: one that began before a ``cancelAll()`` is not sent.
     /// - Throws: ``NetworkError``, described with the request.
     nonisolated func perform<Response, Value: Sendable>(
-        _ request: HTTPRequest, of endpoint: Endpoint<Response>,
+        _ request: HTTPRequest, of endpoint: Endpoint<Response>, since generation: UInt64,
         finish: @escaping @Sendable (HTTPResponse) throws -> Value
     ) async throws(NetworkError) -> Value {
         let context = InterceptorContext(client: self)
         let skipped = endpoint.skippedLayers
-        let generation = shared.generation
         var sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped) : nil
         if sharing != nil, let cache = configuration.cache {
             // Only requests of one session share: an identity that cannot be read shares nothing.
@@ -179,11 +195,13 @@ public actor NetworkClient {
             sharing = scope.flatMap { scope in sharing.map { $0 + [scope] } }
         }
         let (id, entry) = inFlight.add()
-        // A cancelAll() since this request began (while it waited for the identity, say) came
-        // before it was registered, so it would not have reached it.
-        guard shared.generation == generation else {
+        // A cancelAll() since this request began (while it read the cache or waited for the
+        // identity, say) came before it was registered, so it would not have reached it.
+        do {
+            try refuseIfCancelledAll(since: generation, request)
+        } catch {
             inFlight.remove(id)
-            throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
+            throw error
         }
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
             try await gate?.admit(request.url)

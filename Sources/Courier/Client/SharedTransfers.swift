@@ -65,7 +65,13 @@ final class SharedTransfers: @unchecked Sendable {
             // Started outside the lock: the task may run at once, on this thread.
             let task = startedTask(priority: priority) { [self] in
                 let result: Result<HTTPResponse, any Error>
-                do { result = .success(try await start()) } catch { result = .failure(error) }
+                do {
+                    var response = try await start()
+                    response.sharedTransfer = SharedTransferMark()
+                    result = .success(response)
+                } catch {
+                    result = .failure(error)
+                }
                 lock.withLock { if transfers[key] === transfer { transfers[key] = nil } }
                 transfer.outcome.finish(result)
             }
@@ -95,5 +101,20 @@ final class SharedTransfers: @unchecked Sendable {
             return transfer.task
         }
         last?.cancel()
+    }
+}
+
+/// What marks the answer of one shared transfer, so that its callers store it in the cache once
+/// for each key they store it under (callers decoding other types use other keys), not once
+/// each: a thousand callers, one disk write.
+///
+/// `@unchecked Sendable`: `claimed` is guarded by `lock`.
+final class SharedTransferMark: @unchecked Sendable {
+    private let lock = NSLock()
+    private var claimed: Set<CacheKey> = []
+
+    /// Whether the caller is the first to store the answer under `key`.
+    func claim(_ key: CacheKey) -> Bool {
+        lock.withLock { claimed.insert(key).inserted }
     }
 }

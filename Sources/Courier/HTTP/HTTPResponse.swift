@@ -17,6 +17,9 @@ public struct HTTPResponse: Sendable {
     public var timings: TransferTimings?
     /// The HTTP version of the answer (`1.1`, `2`), when the transport reports it.
     public var httpVersion: String?
+    /// The shared transfer the answer came from, when identical requests shared it: their
+    /// callers store it in the cache once.
+    var sharedTransfer: SharedTransferMark?
 
     /// The most bytes of header lines a transport accepts for one answer (interim `1xx`
     /// answers included): 256 KiB. A larger header block fails with

@@ -159,6 +159,27 @@ import Testing
         #expect(await store.response(for: key("f6")) == nil, "larger than the whole limit")
     }
 
+    @Test("opened again with a smaller limit, it keeps the most recently used entries that fit")
+    func reopenedSmaller() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let size = try await fileSize(of: entry(10_000))
+        let store = try DiskCacheStore(directory: folder.url, limit: size * 3)
+        for name in ["a1", "b2", "c3"] {
+            try await store.store(entry(10_000), for: key(name))
+            try await Task.sleep(for: .milliseconds(20))  // a later time of last use for each
+        }
+        _ = await store.response(for: key("a1"))
+
+        let smaller = try DiskCacheStore(directory: folder.url, limit: size * 2)
+
+        #expect(smaller.count == 2 && smaller.byteCount == size * 2)
+        #expect(await smaller.response(for: key("b2")) == nil, "the least recently used")
+        #expect(await smaller.response(for: key("a1")) != nil)
+        #expect(await smaller.response(for: key("c3")) != nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).count == 2)
+    }
+
     @Test("removeAll() removes every entry file")
     func removeAll() async throws {
         let folder = try TemporaryDirectory()

@@ -82,6 +82,30 @@ import Testing
         #expect(hit.cached != nil && hit.value == revalidated.value)
     }
 
+    @Test("a 304 without a Date measures a new Expires from when it came, not from the stored answer's Date")
+    func notModifiedWithoutDate() async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { request in
+            if request.headers["If-None-Match"] == #""v1""# {
+                // 160 s after the first answer's Date: 60 s after the 304 arrives.
+                return .init(status: 304, headers: ["ETag": #""v1""#, "Expires": "Tue, 14 Nov 2023 22:16:00 GMT"])
+            }
+            return Self.answer(1, ["Date": Self.start, "Expires": "Tue, 14 Nov 2023 22:13:30 GMT", "ETag": #""v1""#])
+        }
+
+        _ = try await backend.client.send(Self.orders)
+        clock.advance(100)
+        let revalidated = try await backend.client.reply(to: Self.orders)
+        clock.advance(59)
+        let hit = try await backend.client.reply(to: Self.orders)
+        clock.advance(2)
+        _ = try await backend.client.reply(to: Self.orders)
+
+        #expect(revalidated.cached != nil && hit.cached?.isStale == false)
+        #expect(backend.server.requests.count == 3, "fresh for the 60 s the 304 gave, not 160")
+    }
+
     @Test("Last-Modified: a stale entry is asked for with If-Modified-Since, and a changed answer replaces it")
     func lastModifiedRevalidation() async throws {
         let backend = try backend()

@@ -5,8 +5,10 @@ import Testing
 /// The memory store's bound: the least recently used entries go first, and nothing past the
 /// limit stays.
 @Suite struct MemoryCacheStoreTests {
+    /// An entry the store counts as `bytes`: its body and what every entry counts for itself.
     private func entry(_ bytes: Int) -> CachedResponse {
-        CachedResponse(HTTPResponse(status: 200, body: Data(repeating: 7, count: bytes)), storedAt: Date())
+        let body = Data(repeating: 7, count: bytes - MemoryCacheStore.bytesPerEntry)
+        return CachedResponse(HTTPResponse(status: 200, body: body), storedAt: Date())
     }
 
     private func key(_ name: String) -> CacheKey { CacheKey(digest: Array(name.utf8)) }
@@ -48,6 +50,17 @@ import Testing
         #expect(store.count == 1 && store.byteCount == 3_000)
         await store.removeResponse(for: key("a"))
         #expect(store.count == 0 && store.byteCount == 0)
+    }
+
+    @Test("empty answers count too: a thousand of them do not all stay in a small store")
+    func emptyEntriesAreBounded() async {
+        let store = MemoryCacheStore(limit: 10_000)
+        for index in 0..<1_000 {
+            await store.store(CachedResponse(HTTPResponse(status: 204), storedAt: Date()), for: key("e\(index)"))
+        }
+        #expect(store.count == 10_000 / MemoryCacheStore.bytesPerEntry)
+        #expect(await store.response(for: key("e999")) != nil)
+        #expect(await store.response(for: key("e0")) == nil)
     }
 
     @Test("many tasks at once keep the count and the bound right")

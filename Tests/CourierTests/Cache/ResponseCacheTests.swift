@@ -11,11 +11,20 @@ import Testing
         private let lock = NSLock()
         private var date = Date(timeIntervalSince1970: 1_700_000_000)
         private var user: String? = "ann"
+        private var isReadable = true
 
         var now: Date { lock.withLock { date } }
         func advance(_ seconds: TimeInterval) { lock.withLock { date += seconds } }
         var currentUser: String? { lock.withLock { user } }
         func signIn(_ name: String?) { lock.withLock { user = name } }
+        /// From now on the identity cannot be read (a locked keychain, say).
+        func makeUnreadable() { lock.withLock { isReadable = false } }
+        func identity() throws -> String? {
+            try lock.withLock {
+                guard isReadable else { throw CancellationError() }
+                return user
+            }
+        }
     }
 
     let world = World()
@@ -25,7 +34,7 @@ import Testing
         let world = world
         let store = store
         return try Backend {
-            $0.cache = ResponseCache(store: store, identity: { world.currentUser }, now: { world.now })
+            $0.cache = ResponseCache(store: store, identity: { try world.identity() }, now: { world.now })
             configure(&$0)
         }
     }
@@ -319,33 +328,70 @@ import Testing
     func purgeAndSwitchInFlight() async throws {
         let backend = try backend()
         defer { backend.server.stop() }
+
+        try await answer(of: "profile", on: backend) { try await backend.client.configuration.cache?.removeAll() }
+        #expect(store.count == 0)
+        try await answer(of: "profile2", on: backend) { world.signIn("bob") }
+        #expect(store.count == 0)
+        // Signed out when it left, and who is signed in cannot be read when it arrives.
+        world.signIn(nil)
+        try await answer(of: "profile3", on: backend) { world.makeUnreadable() }
+        #expect(store.count == 0)
+    }
+
+    /// Sends a cache-first `GET` of `path` and runs `meanwhile` once the server has it, before
+    /// the answer leaves.
+    private func answer(of path: String, on backend: Backend, meanwhile: () async throws -> Void) async throws {
         let gate = Gate()
-        backend.server.route("/v1/profile") { _ in
+        backend.server.route("/v1/\(path)") { _ in
             await gate.pass()
-            return .envelope(data: "ann's profile")
+            return .envelope(data: "a profile")
         }
-        let endpoint = Endpoint<String>.get("profile").caching(.cacheFirst(maxAge: .seconds(600)))
-
-        let purged = Task { try await backend.client.send(endpoint) }
-        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/profile")) })
-        try await backend.client.configuration.cache?.removeAll()
+        let request = Task {
+            try await backend.client.send(Endpoint<String>.get(path).caching(.cacheFirst(maxAge: .seconds(600))))
+        }
+        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/\(path)")) })
+        try await meanwhile()
         gate.open()
-        _ = try await purged.value
-        #expect(store.count == 0)
+        _ = try await request.value
+    }
 
-        let gate2 = Gate()
-        backend.server.route("/v1/profile2") { _ in
-            await gate2.pass()
-            return .envelope(data: "ann's profile")
+    /// A memory store whose reads, once `held` is set, wait at `gate` after finding the entry:
+    /// a disk read that opened the file just before a purge removed it.
+    final class HeldStore: CacheStore, @unchecked Sendable {
+        let inner = MemoryCacheStore()
+        let held = Flag()
+        let gate = Gate()
+
+        func response(for key: CacheKey) async -> CachedResponse? {
+            let found = await inner.response(for: key)
+            if held.isSet { await gate.pass() }
+            return found
         }
-        let switched = Task {
-            try await backend.client.send(Endpoint<String>.get("profile2").caching(.cacheFirst(maxAge: .seconds(600))))
-        }
-        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/profile2")) })
-        world.signIn("bob")
-        gate2.open()
-        _ = try await switched.value
-        #expect(store.count == 0)
+        func store(_ response: CachedResponse, for key: CacheKey) async { await inner.store(response, for: key) }
+        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
+        func removeAll() async { await inner.removeAll() }
+    }
+
+    @Test("an entry read while a purge ran is not given: the network answers")
+    func readDuringPurge() async throws {
+        let store = HeldStore()
+        let cache = ResponseCache(store: store) { "ann" }
+        let backend = try Backend { $0.cache = cache }
+        defer { backend.server.stop() }
+        let counter = Counter()
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.increment(), title: "Tea")]) }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(600)))
+        _ = try await backend.client.send(endpoint)
+
+        store.held.set()
+        let reading = Task { try await backend.client.reply(to: endpoint) }
+        await store.gate.arrivals(1)
+        try await cache.removeAll()
+        store.gate.open()
+        let reply = try await reading.value
+
+        #expect(reply.cached == nil && reply.value.first?.id == 2)
     }
 
     @Test("every Vary and Cache-Control field counts, and a Vary on a header the endpoint does not set forbids storing")

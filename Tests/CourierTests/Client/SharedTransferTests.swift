@@ -63,6 +63,50 @@ import Testing
         #expect(backend.client.sharedTransferWaiters == 0)
     }
 
+    /// A memory store that counts its writes.
+    final class CountingStore: CacheStore, @unchecked Sendable {
+        let inner = MemoryCacheStore()
+        let writes = Counter()
+
+        func response(for key: CacheKey) async -> CachedResponse? { await inner.response(for: key) }
+        func store(_ response: CachedResponse, for key: CacheKey) async {
+            _ = writes.increment()
+            await inner.store(response, for: key)
+        }
+        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
+        func removeAll() async { await inner.removeAll() }
+    }
+
+    @Test("the callers of a shared transfer store its answer once, a 304's too (a disk store writes one file, not 100)")
+    func storedOnce() async throws {
+        let gates = [Gate(), Gate()]
+        let store = CountingStore()
+        let backend = try Backend { $0.cache = ResponseCache(store: store) { "ann" } }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { request in
+            let revalidating = request.headers["If-None-Match"] == #""v1""#
+            await gates[revalidating ? 1 : 0].pass()
+            if revalidating { return .init(status: 304, headers: ["ETag": #""v1""#]) }
+            var answer = LoopbackServer.Response.envelope(data: [Order(id: 1, title: "Tea")])
+            answer.headers["ETag"] = #""v1""#
+            return answer
+        }
+        // No lifetime: every use asks the server, the second round with If-None-Match.
+        let orders = Self.orders.caching(.http)
+
+        for round in 1...2 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<100 { group.addTask { _ = try await backend.client.send(orders) } }
+                #expect(await joined(backend.client, 100))
+                gates[round - 1].open()
+                try await group.waitForAll()
+            }
+            #expect(backend.server.requests.count == round)
+            #expect(store.writes.current == round, "one write for the transfer of round \(round)")
+        }
+        #expect(backend.server.requests.last?.headers["If-None-Match"] == #""v1""#)
+    }
+
     @Test("each caller decodes the shared answer as its own endpoint says")
     func eachCallerDecodes() async throws {
         let gate = Gate()
@@ -315,8 +359,11 @@ import Testing
     }
 
     @Test(
-        "a request that began before cancelAll() is not sent after it, even one that was still asking who is signed in")
-    func cancelAllBeforeRegistration() async throws {
+        "a request that began before cancelAll() is not sent after it, even one that was still asking who is signed in",
+        arguments: [false, true])
+    func cancelAllBeforeRegistration(cached: Bool) async throws {
+        // With a cache policy the identity is asked first for the cache's key, then to share.
+        let endpoint = cached ? Self.orders.caching(.cacheFirst(maxAge: .seconds(60))) : Self.orders
         let gate = Gate()
         let backend = try Backend {
             $0.cache = ResponseCache(store: MemoryCacheStore()) {
@@ -327,7 +374,7 @@ import Testing
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
 
-        let request = Task { try await backend.client.send(Self.orders) }
+        let request = Task { try await backend.client.send(endpoint) }
         await gate.arrivals(1)
         backend.client.cancelAll()
         gate.open()

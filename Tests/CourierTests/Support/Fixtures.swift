@@ -90,6 +90,9 @@ final class Flag: @unchecked Sendable {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
+    /// The value now.
+    var current: Int { lock.withLock { value } }
+
     /// Adds one and returns the new value.
     func increment() -> Int {
         lock.withLock {
