@@ -263,15 +263,18 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     }
 
     /// Drops the least recently used entries (never `kept`) until the store is within its
-    /// limit, and returns their keys for their files to be removed: the oldest one at a time,
-    /// as usually one goes, with no sort of the whole index. Called with `lock` held.
+    /// limit, and returns their keys for their files to be removed. Usually one goes: the
+    /// oldest, found in one pass; when more must, one sort. Called with `lock` held.
     private func evict(keeping kept: CacheKey) -> [CacheKey] {
         var evicted: [CacheKey] = []
-        while total > limit,
-            let oldest = index.lazy.filter({ $0.key != kept }).min(by: { $0.value.lastUse < $1.value.lastUse })
-        {
+        if total > limit, let oldest = index.min(by: { $0.value.lastUse < $1.value.lastUse }), oldest.key != kept {
             forget(oldest.key)
             evicted.append(oldest.key)
+        }
+        guard total > limit else { return evicted }
+        for (key, _) in index.sorted(by: { $0.value.lastUse < $1.value.lastUse }) where total > limit && key != kept {
+            forget(key)
+            evicted.append(key)
         }
         return evicted
     }

@@ -61,10 +61,16 @@ public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
             clock += 1
             entries[key] = (response, clock)
             total += size
-            // The oldest one at a time: usually one goes, and no sort of the whole store.
-            while total > limit, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            // Usually one entry goes: the oldest, found in one pass. When more must, one sort.
+            if total > limit, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
                 entries[oldest.key] = nil
                 total -= Self.size(of: oldest.value.response)
+            }
+            guard total > limit else { return }
+            for (oldKey, old) in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
+                guard total > limit else { break }
+                entries[oldKey] = nil
+                total -= Self.size(of: old.response)
             }
         }
     }

@@ -128,9 +128,14 @@ public struct ResponseCache: Sendable {
             return nil
         }
         guard purges.value == ticket.purge, await isSession(ticket.identity) else { return entry }
-        // Another caller of the same shared transfer stores it.
-        if let mark = response.sharedTransfer, !mark.claim(ticket.key) { return entry }
-        try? await store.store(entry, for: ticket.key)
+        if let mark = response.sharedTransfer {
+            // One caller of a shared transfer stores its answer for all, in a task of its own:
+            // the others count on it, so this caller's cancellation does not stop the write.
+            guard mark.claim(ticket.key) else { return entry }
+            await Task { [store] in try? await store.store(entry, for: ticket.key) }.value
+        } else {
+            try? await store.store(entry, for: ticket.key)
+        }
         // A purge that began while the entry was written removes it again.
         if purges.value != ticket.purge { try? await store.removeResponse(for: ticket.key) }
         return entry

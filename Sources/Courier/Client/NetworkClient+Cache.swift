@@ -28,9 +28,10 @@ extension NetworkClient {
         Reply<Response>, any Error
     > {
         AsyncThrowingStream { continuation in
+            // Taken now, as the stream is made: a cancelAll() before its task runs stops it.
+            let generation = requestGeneration
             let task = Task { [self] in
                 do throws(NetworkError) {
-                    let generation = requestGeneration
                     let request = try makeRequest(endpoint)
                     guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly,
                         let ticket = await ticket(for: endpoint, request, cache)
@@ -81,6 +82,7 @@ extension NetworkClient {
             var stored = await cache.response(for: ticket, answering: request)
             if let entry = stored, cache.isFresh(entry, for: policy) {
                 if let reply = await cachedReply(entry, to: endpoint, request: request, cache: cache, ticket: ticket) {
+                    try refuseIfCancelledAll(since: generation, request)
                     return reply
                 }
                 stored = nil
@@ -100,6 +102,7 @@ extension NetworkClient {
                 return try await refreshedReply(
                     to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil, since: generation)
             }
+            try refuseIfCancelledAll(since: generation, request)
             if isStale {
                 // The refresh belongs to no caller: cancelling this one does not stop it
                 // (cancelAll() does, also before it starts), a failure leaves the stale entry in
@@ -123,6 +126,7 @@ extension NetworkClient {
                     let reply = await cachedReply(
                         stored, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: true)
                 {
+                    try refuseIfCancelledAll(since: generation, request)
                     return reply
                 }
                 throw error

@@ -31,8 +31,10 @@ extension NetworkClient {
 
     private nonisolated func startUpload<Response>(_ endpoint: Endpoint<Response>) -> TransferTask<Response> {
         let reporter = ProgressReporter(direction: .upload)
+        // Taken now: the transfer has begun for the caller, and a cancelAll() before its task
+        // runs stops it.
+        let generation = requestGeneration
         return TransferTask(reporter: reporter) { [self] in
-            let generation = requestGeneration
             var request = try makeRequest(endpoint)
             request.progress = reporter
             let decoding = endpoint.decoding
@@ -73,9 +75,11 @@ extension NetworkClient {
         _ endpoint: DownloadEndpoint, to destination: URL, overwrite: OverwritePolicy = .fail
     ) -> TransferTask<DownloadedFile> {
         let reporter = ProgressReporter(direction: .download)
+        let generation = requestGeneration
         return TransferTask(reporter: reporter) { [self] in
             try await runDownload(
-                DownloadJob(endpoint: endpoint, destination: destination, overwrite: overwrite), reporter: reporter)
+                DownloadJob(endpoint: endpoint, destination: destination, overwrite: overwrite), reporter: reporter,
+                since: generation)
         }
     }
 
@@ -91,14 +95,18 @@ extension NetworkClient {
             endpoint: resumeData.endpoint, destination: resumeData.destination, overwrite: resumeData.overwrite,
             partialFile: resumeData.partialFile,
             resume: resumeData.continuesWithRange ? (resumeData.bytesReceived, resumeData.validator ?? "") : nil)
-        return TransferTask(reporter: reporter) { [self] in try await runDownload(job, reporter: reporter) }
+        let generation = requestGeneration
+        return TransferTask(reporter: reporter) { [self] in
+            try await runDownload(job, reporter: reporter, since: generation)
+        }
     }
 
-    private nonisolated func runDownload(_ job: DownloadJob, reporter: ProgressReporter) async throws
-        -> DownloadedFile
+    /// Runs a download that began at `generation` (``requestGeneration``).
+    private nonisolated func runDownload(_ job: DownloadJob, reporter: ProgressReporter, since generation: UInt64)
+        async throws -> DownloadedFile
     {
         do {
-            let file = try await downloadOnce(job, reporter: reporter)
+            let file = try await downloadOnce(job, reporter: reporter, since: generation)
             reporter.finish(total: file.byteCount)
             return file
         } catch {
@@ -107,10 +115,9 @@ extension NetworkClient {
         }
     }
 
-    private nonisolated func downloadOnce(_ job: DownloadJob, reporter: ProgressReporter) async throws(NetworkError)
-        -> DownloadedFile
-    {
-        let generation = requestGeneration
+    private nonisolated func downloadOnce(
+        _ job: DownloadJob, reporter: ProgressReporter, since generation: UInt64
+    ) async throws(NetworkError) -> DownloadedFile {
         try job.checkDestination()
         var request = try makeRequest(job.endpoint.endpoint)
         let offset = job.resume?.offset ?? 0

@@ -75,10 +75,7 @@ public actor NetworkClient {
         guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly else {
             return try await networkReply(to: endpoint, request: request, since: generation)
         }
-        let reply = try await reply(to: endpoint, request: request, cache: cache, since: generation)
-        // A stored answer read while cancelAll() ran (at a logout, say) is not given.
-        if reply.cached != nil { try refuseIfCancelledAll(since: generation, request) }
-        return reply
+        return try await reply(to: endpoint, request: request, cache: cache, since: generation)
     }
 
     /// Sends a built request through the layers and the transport, checks the answer and
@@ -159,7 +156,7 @@ public actor NetworkClient {
     /// `generation`.
     nonisolated func refuseIfCancelledAll(since generation: UInt64, _ request: HTTPRequest) throws(NetworkError) {
         guard shared.generation != generation else { return }
-        throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
+        throw NetworkError(.cancelled, "cancelAll() ran after the request began.").describing(request)
     }
 
     /// Builds an endpoint's request against the base URL, refusing one whose task is already
@@ -206,7 +203,11 @@ public actor NetworkClient {
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
             try await gate?.admit(request.url)
             do {
-                return try await chain.send(request, context: context, skipping: skipped)
+                var response = try await chain.send(request, context: context, skipping: skipped)
+                // Only the transfer that shares an answer marks it (see SharedTransfers): a mark
+                // on a recorded answer a layer or transport hands back stands for nothing here.
+                response.sharedTransfer = nil
+                return response
             } catch {
                 throw NetworkError.wrapping(error)
             }

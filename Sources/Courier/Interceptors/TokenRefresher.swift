@@ -167,9 +167,19 @@ actor TokenRefresher {
                     return .failure(NetworkError(.cancelled, "The token refresh was cancelled.", underlying: error))
                 }
                 lastError = error
-                // The app logged in meanwhile (perhaps the re-login layer, inside this fetch).
-                if let current = try? await store.credential(), !current.sameTokens(as: refresh.previous) {
-                    return .success(current)
+                do {
+                    let current = try await store.credential()
+                    // The app logged in meanwhile (perhaps the re-login layer, inside this fetch).
+                    if let current, !current.sameTokens(as: refresh.previous) { return .success(current) }
+                    // The app logged out meanwhile: the old session's refresh token is not sent again.
+                    if current == nil, refresh.previous != nil {
+                        return .failure(
+                            NetworkError(
+                                .tokenRefreshFailed, "The session ended while the token was being refreshed.",
+                                underlying: error))
+                    }
+                } catch {
+                    // Unreadable now: the next attempt reads it again.
                 }
                 if attempt < attempts { try? await Task.sleep(for: backoff) }
                 continue

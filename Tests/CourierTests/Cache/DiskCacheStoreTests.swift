@@ -165,11 +165,14 @@ import Testing
         defer { folder.remove() }
         let size = try await fileSize(of: entry(10_000))
         let store = try DiskCacheStore(directory: folder.url, limit: size * 3)
-        for name in ["a1", "b2", "c3"] {
+        // Last used (the files' times, which a read sets): b2 first, then c3, then a1; set by
+        // hand, as a file system may keep whole seconds only.
+        for (name, seconds) in [("b2", 1_000.0), ("c3", 2_000), ("a1", 3_000)] {
             try await store.store(entry(10_000), for: key(name))
-            try await Task.sleep(for: .milliseconds(20))  // a later time of last use for each
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSince1970: seconds)],
+                ofItemAtPath: folder.url.appendingPathComponent(key(name).rawValue + ".entry").path)
         }
-        _ = await store.response(for: key("a1"))
 
         let smaller = try DiskCacheStore(directory: folder.url, limit: size * 2)
 

@@ -329,6 +329,8 @@ import Testing
         let backend = try backend()
         defer { backend.server.stop() }
 
+        try await answer(of: "profile0", on: backend) {}
+        #expect(store.count == 1, "stored when nothing happens meanwhile")
         try await answer(of: "profile", on: backend) { try await backend.client.configuration.cache?.removeAll() }
         #expect(store.count == 0)
         try await answer(of: "profile2", on: backend) { world.signIn("bob") }

@@ -77,7 +77,9 @@ import Testing
         func removeAll() async { await inner.removeAll() }
     }
 
-    @Test("the callers of a shared transfer store its answer once, a 304's too (a disk store writes one file, not 100)")
+    @Test(
+        "the callers of a shared transfer store its answer once for each type they decode into, a 304's too (a disk store writes two files, not 101)"
+    )
     func storedOnce() async throws {
         let gates = [Gate(), Gate()]
         let store = CountingStore()
@@ -93,16 +95,18 @@ import Testing
         }
         // No lifetime: every use asks the server, the second round with If-None-Match.
         let orders = Self.orders.caching(.http)
+        let text = Endpoint<String>.get("orders", decoding: .text).caching(.http)
 
         for round in 1...2 {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<100 { group.addTask { _ = try await backend.client.send(orders) } }
-                #expect(await joined(backend.client, 100))
+                group.addTask { _ = try await backend.client.send(text) }
+                #expect(await joined(backend.client, 101))
                 gates[round - 1].open()
                 try await group.waitForAll()
             }
             #expect(backend.server.requests.count == round)
-            #expect(store.writes.current == round, "one write for the transfer of round \(round)")
+            #expect(store.writes.current == 2 * round, "one write for each type in round \(round)")
         }
         #expect(backend.server.requests.last?.headers["If-None-Match"] == #""v1""#)
     }
@@ -382,5 +386,30 @@ import Testing
         #expect(await networkError { _ = try await request.value }?.code == .cancelled)
         #expect(backend.server.requests.isEmpty)
         #expect(backend.client.activeRequestCount == 0)
+    }
+
+    @Test("an upload, a download or an updates loop made just before cancelAll() is cancelled, and nothing is sent")
+    func cancelAllRightAfterStart() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let backend = try Backend { $0.cache = ResponseCache(store: MemoryCacheStore()) { "ann" } }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
+        backend.server.route("/v1/file") { _ in .init(body: Data("report".utf8)) }
+        backend.server.route("/v1/media") { _ in .envelope(data: 1) }
+        let client = backend.client
+
+        let upload = client.upload(Endpoint<Int>.post("media", body: .json(["name": "a"])))
+        client.cancelAll()
+        let download = client.download(.download("file"), to: directory.file("report.bin"))
+        client.cancelAll()
+        let updates = client.updates(for: Self.orders.caching(.cacheFirst(maxAge: .seconds(60))))
+        client.cancelAll()
+
+        #expect(await networkError { _ = try await upload.value }?.code == .cancelled)
+        #expect(await networkError { _ = try await download.value }?.code == .cancelled)
+        #expect(await networkError { for try await _ in updates {} }?.code == .cancelled)
+        #expect(backend.server.requests.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("report.bin").path))
     }
 }

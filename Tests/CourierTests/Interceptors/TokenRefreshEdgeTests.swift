@@ -136,6 +136,22 @@ import Testing
         #expect(fetches.increment() == 2, "one fetch, then this probe")
     }
 
+    @Test("a fetch that fails after the app logged out is not tried again with the old session's token")
+    func logoutDuringFailedFetch() async throws {
+        let store = InMemoryTokenStore(credential: Credential(accessToken: "a1", refreshToken: "r1"))
+        let fetches = Counter()
+        struct Unreachable: Error {}
+        let client = Self.client(store, attempts: 3) { _ in
+            _ = fetches.increment()
+            await store.setCredential(nil)
+            throw Unreachable()
+        }
+        let error = await networkError { _ = try await client.send(Endpoint<String>.get("data")) }
+        #expect(error?.code == .tokenRefreshFailed)
+        #expect(fetches.increment() == 2, "one fetch, then this probe")
+        #expect(await store.credential() == nil, "still logged out")
+    }
+
     @Test("a store read that is cancelled fails the request as cancelled")
     func cancelledRead() async throws {
         let store = ScriptedStore(nil) { _, _ in throw CancellationError() }
