@@ -13,6 +13,9 @@ final class SharedTransfers: @unchecked Sendable {
         let outcome = SharedOutcome<HTTPResponse>()
         var waiters = 1
         var task: Task<Void, any Error>?
+        /// The highest priority of a caller that joined before `task` was known (while the
+        /// transfer still ran its first steps on the starter's thread).
+        var joinedPriority: TaskPriority?
     }
 
     private let lock = NSLock()
@@ -26,6 +29,9 @@ final class SharedTransfers: @unchecked Sendable {
     /// The number of callers waiting for a shared transfer that later identical requests can
     /// still join (not one detached by ``detachAll()``), all transfers together.
     var waiterCount: Int { lock.withLock { transfers.values.reduce(0) { $0 + $1.waiters } } }
+
+    /// Whether the transfer for `key` has its task, for tests.
+    func hasStarted(_ key: [String]) -> Bool { lock.withLock { transfers[key]?.task != nil } }
 
     /// The answer of the transfer for `key`: one in flight, or a new one made by `start`.
     /// - Parameters:
@@ -52,7 +58,11 @@ final class SharedTransfers: @unchecked Sendable {
                 running.waiters += 1
                 // A caller of higher priority than the one that started it does not wait at
                 // the lower priority.
-                if let task = running.task { escalate(task, to: priority) }
+                if let task = running.task {
+                    escalate(task, to: priority)
+                } else if running.joinedPriority.map({ $0 < priority }) ?? true {
+                    running.joinedPriority = priority
+                }
                 return (running, false)
             }
             let transfer = Transfer()
@@ -76,7 +86,10 @@ final class SharedTransfers: @unchecked Sendable {
                 transfer.outcome.finish(result)
             }
             // This caller is still waiting, so the transfer cannot have been abandoned yet.
-            lock.withLock { transfer.task = task }
+            lock.withLock {
+                transfer.task = task
+                if let joined = transfer.joinedPriority, joined > priority { escalate(task, to: joined) }
+            }
         }
         return try await transfer.outcome.value(whileWaitingFor: "an identical request", cancellation: cancellation)
     }

@@ -355,7 +355,42 @@ import Testing
             try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
         }
         let deadline = ContinuousClock.now + .seconds(5)
-        while transfers.waiterCount < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        while transfers.waiterCount < 2 || !transfers.hasStarted(key), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        gate.open()
+        _ = try await [low.value, high.value]
+
+        #expect(seen.all == ["\(TaskPriority.high.rawValue)"])
+    }
+
+    @Test("a caller of higher priority that joins while the transfer is still starting raises its priority too")
+    func priorityEscalationWhileStarting() async throws {
+        let transfers = SharedTransfers()
+        let key = ["GET", "https://api.example.com/orders"]
+        let gate = Gate()
+        let seen = Log()
+        let start: @Sendable () async throws -> HTTPResponse = {
+            // The transfer's first steps run on the starter's thread before its task is known:
+            // held there (blocking, so nothing suspends) until the second caller has joined.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while transfers.waiterCount < 2, ContinuousClock.now < deadline { usleep(1_000) }
+            await gate.pass()
+            seen.append("\(Task.currentPriority.rawValue)")
+            return HTTPResponse(status: 200)
+        }
+        let generation = transfers.generation
+
+        let low = Task(priority: .background) {
+            try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while transfers.waiterCount < 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        let high = Task(priority: .high) {
+            try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
+        }
+        await gate.arrivals(1)
+        while !transfers.hasStarted(key), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         gate.open()
         _ = try await [low.value, high.value]
 
