@@ -111,7 +111,8 @@ public actor NetworkClient {
     }
 
     /// Cancels every request in flight, including those waiting to be online, and those still
-    /// reading the cache (none is sent, nor given what it read). Each one throws
+    /// reading the cache (none is sent, nor given an answer it read from the cache without the
+    /// network). Each one throws
     /// ``NetworkError/Code/cancelled``. No request sent afterwards shares a transfer with one
     /// that was in flight (see ``Endpoint/sharingIdenticalRequests(_:)``): call it on logout.
     public nonisolated func cancelAll() {

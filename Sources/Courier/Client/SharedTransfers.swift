@@ -52,24 +52,23 @@ final class SharedTransfers: @unchecked Sendable {
         // nothing and joins nothing.
         guard !Task.isCancelled else { throw cancelled }
         let priority = Task.currentPriority
-        let joined: (Transfer, Bool)? = lock.withLock {
+        let joined: (transfer: Transfer, isNew: Bool, running: Task<Void, any Error>?)? = lock.withLock {
             guard generation == detachments else { return nil }
             if let running = transfers[key] {
                 running.waiters += 1
-                // A caller of higher priority than the one that started it does not wait at
-                // the lower priority.
-                if let task = running.task {
-                    escalate(task, to: priority)
-                } else if running.joinedPriority.map({ $0 < priority }) ?? true {
+                if running.task == nil, running.joinedPriority.map({ $0 < priority }) ?? true {
                     running.joinedPriority = priority
                 }
-                return (running, false)
+                return (running, false, running.task)
             }
             let transfer = Transfer()
             transfers[key] = transfer
-            return (transfer, true)
+            return (transfer, true, nil)
         }
-        guard let (transfer, isNew) = joined else { throw cancelled }
+        guard let (transfer, isNew, running) = joined else { throw cancelled }
+        // A caller of higher priority than the one that started it does not wait at the lower
+        // priority. Outside the lock: an escalation runs handlers on this thread.
+        if let running { escalate(running, to: priority) }
         defer { leave(transfer, key: key) }
         if isNew {
             // Started outside the lock: the task may run at once, on this thread.
@@ -86,10 +85,11 @@ final class SharedTransfers: @unchecked Sendable {
                 transfer.outcome.finish(result)
             }
             // This caller is still waiting, so the transfer cannot have been abandoned yet.
-            lock.withLock {
+            let joinedPriority = lock.withLock {
                 transfer.task = task
-                if let joined = transfer.joinedPriority, joined > priority { escalate(task, to: joined) }
+                return transfer.joinedPriority
             }
+            if let joinedPriority, joinedPriority > priority { escalate(task, to: joinedPriority) }
         }
         return try await transfer.outcome.value(whileWaitingFor: "an identical request", cancellation: cancellation)
     }

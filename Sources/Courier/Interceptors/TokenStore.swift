@@ -62,7 +62,9 @@ extension Credential: CustomStringConvertible, CustomDebugStringConvertible, Cus
 /// holds the credential that was refreshed: a logout (`setCredential(nil)`) or a new login that
 /// happens while a refresh runs is never overwritten by it.
 public protocol TokenStore: Sendable {
-    /// The current credential, or `nil` when there is none yet.
+    /// The current credential, or `nil` when there is none (not yet, or after a logout). A store
+    /// that cannot be read now (a locked keychain) throws instead: `nil` while a token refresh
+    /// runs reads as a logout, which ends the refresh.
     func credential() async throws -> Credential?
     /// Replaces the credential (`nil` forgets it: a logout).
     /// - Parameter credential: The new credential.

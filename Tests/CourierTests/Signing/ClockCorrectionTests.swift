@@ -122,8 +122,9 @@ import Testing
             #expect(backend.server.requests.count == 2 * round)
         }
         let stamps = backend.server.requests.compactMap { TimeInterval($0.form["timestamp"] ?? "") }
+        // Within minutes of the first, however slow the machine: a kept correction would add an hour.
         #expect(
-            stamps.count == 4 && abs(stamps[2] - stamps[0]) < 5, "the third is signed with the device's clock again")
+            stamps.count == 4 && abs(stamps[2] - stamps[0]) < 600, "the third is signed with the device's clock again")
     }
 
     @Test("HTTP dates in their three forms: exact values, impossible days and other forms refused")
