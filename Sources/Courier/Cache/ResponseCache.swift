@@ -73,6 +73,10 @@ public struct ResponseCache: Sendable {
         let key: CacheKey
         let identity: String?
         let purge: Int
+
+        /// The session it was made in, for matching identical requests in flight (see
+        /// ``ResponseCache/sharingScope()``).
+        var sharingScope: String { ResponseCache.scope(purge: purge, identity: identity) }
     }
 
     /// The ticket of a request in this session, or `nil` when it cannot be cached: not a `GET`,
@@ -99,10 +103,15 @@ public struct ResponseCache: Sendable {
     func sharingScope() async -> String? {
         let purge = purges.value
         do {
-            return "\(purge) " + ((try await identity()).map { "user " + $0 } ?? "nobody")
+            return Self.scope(purge: purge, identity: try await identity())
         } catch {
             return nil
         }
+    }
+
+    /// A session as text: the purges so far and who it belongs to.
+    fileprivate static func scope(purge: Int, identity: String?) -> String {
+        "\(purge) " + (identity.map { "user " + $0 } ?? "nobody")
     }
 
     /// The entry of a ticket, if it answers `request` (the headers its `Vary` named have the
@@ -127,11 +136,14 @@ public struct ResponseCache: Sendable {
             try? await store.removeResponse(for: ticket.key)
             return nil
         }
-        guard purges.value == ticket.purge, await isSession(ticket.identity) else { return entry }
-        if let mark = response.sharedTransfer {
-            // One caller of a shared transfer stores its answer for all, in a task of its own:
-            // the others count on it, so this caller's cancellation does not stop the write.
-            guard mark.claim(ticket.key) else { return entry }
+        guard purges.value == ticket.purge else { return entry }
+        // One caller of a shared transfer stores its answer for all (its callers are of one
+        // session, so only that one asks the identity again).
+        if let mark = response.sharedTransfer, !mark.claim(ticket.key) { return entry }
+        guard await isSession(ticket.identity) else { return entry }
+        if response.sharedTransfer != nil {
+            // In a task of its own: the others count on it, so this caller's cancellation does
+            // not stop the write.
             await Task { [store] in try? await store.store(entry, for: ticket.key) }.value
         } else {
             try? await store.store(entry, for: ticket.key)
@@ -187,7 +199,7 @@ public struct ResponseCache: Sendable {
         let maxAge: TimeInterval
         switch policy.kind {
         case .cacheFirst(let age), .staleWhileRevalidate(let age):
-            maxAge = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+            maxAge = age.seconds
         case .http:
             maxAge = HTTPFreshness.lifetime(of: stored)
         case .networkOnly, .offlineFallback:

@@ -90,12 +90,8 @@ extension NetworkClient {
             return try await refreshedReply(
                 to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored, since: generation)
         case .staleWhileRevalidate:
-            guard let stored = await cache.response(for: ticket, answering: request) else {
-                return try await refreshedReply(
-                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil, since: generation)
-            }
-            let isStale = !cache.isFresh(stored, for: policy)
-            guard
+            guard let stored = await cache.response(for: ticket, answering: request),
+                case let isStale = !cache.isFresh(stored, for: policy),
                 let reply = await cachedReply(
                     stored, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: isStale)
             else {
@@ -171,7 +167,9 @@ extension NetworkClient {
         let conditional = stored.flatMap { HTTPFreshness.conditional(request, revalidating: $0) }
         let outcome: Revalidation<Response>
         do {
-            outcome = try await perform(conditional ?? request, of: endpoint, since: generation) { [self] response in
+            outcome = try await perform(
+                conditional ?? request, of: endpoint, since: generation, scope: ticket.sharingScope
+            ) { [self] response in
                 if conditional != nil, response.status == 304 { return .notModified(response) }
                 return .answered(try decodedReply(response, to: endpoint, method: request.method))
             }

@@ -178,10 +178,11 @@ public actor NetworkClient {
     /// answers this one too: then the task is the transfer's, and a caller that is cancelled
     /// stops waiting for it (see ``SharedTransfers``). A ``NetworkError/Code/sessionExpired``
     /// empties the cache. `generation` is ``requestGeneration`` when the request
-    /// began: one that began before a ``cancelAll()`` is not sent.
+    /// began: one that began before a ``cancelAll()`` is not sent. `scope` is the session the
+    /// request belongs to when its cache ticket already says (else the cache is asked).
     /// - Throws: ``NetworkError``, described with the request.
     nonisolated func perform<Response, Value: Sendable>(
-        _ request: HTTPRequest, of endpoint: Endpoint<Response>, since generation: UInt64,
+        _ request: HTTPRequest, of endpoint: Endpoint<Response>, since generation: UInt64, scope: String? = nil,
         finish: @escaping @Sendable (HTTPResponse) throws -> Value
     ) async throws(NetworkError) -> Value {
         let context = InterceptorContext(client: self)
@@ -189,8 +190,9 @@ public actor NetworkClient {
         var sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped) : nil
         if sharing != nil, let cache = configuration.cache {
             // Only requests of one session share: an identity that cannot be read shares nothing.
-            let scope = await cache.sharingScope()
-            sharing = scope.flatMap { scope in sharing.map { $0 + [scope] } }
+            let session: String?
+            if let scope { session = scope } else { session = await cache.sharingScope() }
+            sharing = session.flatMap { session in sharing.map { $0 + [session] } }
         }
         let (id, entry) = inFlight.add()
         // A cancelAll() since this request began (while it read the cache or waited for the

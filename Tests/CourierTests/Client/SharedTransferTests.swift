@@ -352,8 +352,12 @@ import Testing
         #expect(transfers.waiterCount == 0)
     }
 
-    @Test("requests of two sessions, or from either side of a purge, never share a transfer; HEAD shares like GET")
-    func sessionsApart() async throws {
+    @Test(
+        "requests of two sessions, or from either side of a purge, never share a transfer, cached or not; HEAD shares like GET",
+        arguments: [false, true])
+    func sessionsApart(cached: Bool) async throws {
+        // A cached request takes its session from its cache ticket, another asks the cache.
+        let orders = cached ? Self.orders.caching(.http) : Self.orders
         let gate = Gate()
         let user = Log()
         user.append("ann")
@@ -365,14 +369,14 @@ import Testing
             return .envelope(data: [Order(id: request.method == .head ? 0 : 1, title: "Tea")])
         }
 
-        async let ann = backend.client.send(Self.orders)
-        async let annAgain = backend.client.send(Self.orders)
+        async let ann = backend.client.send(orders)
+        async let annAgain = backend.client.send(orders)
         #expect(await joined(backend.client, 2))
         user.append("bob")
-        async let bob = backend.client.send(Self.orders)
+        async let bob = backend.client.send(orders)
         #expect(await joined(backend.client, 3))
         try await cache.removeAll()
-        async let afterPurge = backend.client.send(Self.orders)
+        async let afterPurge = backend.client.send(orders)
         let head = Endpoint<EmptyResponse>(method: .head, path: "orders", decoding: .empty)
         async let firstHead = backend.client.send(head)
         async let secondHead = backend.client.send(head)
@@ -398,69 +402,52 @@ import Testing
         #expect(chosen.sharesIdenticalRequests && chosen.isIdempotent)
     }
 
-    @Test("a caller of higher priority that joins a transfer raises the transfer's priority")
-    func priorityEscalation() async throws {
-        let transfers = SharedTransfers()
-        let key = ["GET", "https://api.example.com/orders"]
-        let gate = Gate()
-        let seen = Log()
-        let start: @Sendable () async throws -> HTTPResponse = {
-            await gate.pass()
-            seen.append("\(Task.currentPriority.rawValue)")
-            return HTTPResponse(status: 200)
-        }
-        let generation = transfers.generation
-
-        let low = Task(priority: .background) {
-            try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
-        }
-        await gate.arrivals(1)
-        let high = Task(priority: .high) {
-            try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
-        }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while transfers.waiterCount < 2 || !transfers.hasStarted(key), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        gate.open()
-        _ = try await [low.value, high.value]
-
-        #expect(seen.all == ["\(TaskPriority.high.rawValue)"])
-    }
-
-    @Test("a caller of higher priority that joins while the transfer is still starting raises its priority too")
-    func priorityEscalationWhileStarting() async throws {
+    @Test(
+        "a caller of higher priority that joins a transfer raises its priority, also while the transfer is still starting",
+        arguments: [false, true])
+    func priorityEscalation(whileStarting: Bool) async throws {
         let transfers = SharedTransfers()
         let key = ["GET", "https://api.example.com/orders"]
         let gate = Gate()
         let seen = Log()
         let joinedWhileStarting = Flag()
         let start: @Sendable () async throws -> HTTPResponse = {
-            // The transfer's first steps run on the starter's thread before its task is known:
-            // held there (blocking, so nothing suspends) until the second caller has joined.
-            let deadline = ContinuousClock.now + .seconds(5)
-            while transfers.waiterCount < 2, ContinuousClock.now < deadline { usleep(1_000) }
-            if transfers.waiterCount == 2, !transfers.hasStarted(key) { joinedWhileStarting.set() }
+            if whileStarting {
+                // The transfer's first steps run on the starter's thread before its task is
+                // known: held there (blocking, so nothing suspends) until the second caller joined.
+                let deadline = ContinuousClock.now + .seconds(5)
+                while transfers.waiterCount < 2, ContinuousClock.now < deadline { usleep(1_000) }
+                if transfers.waiterCount == 2, !transfers.hasStarted(key) { joinedWhileStarting.set() }
+            }
             await gate.pass()
             seen.append("\(Task.currentPriority.rawValue)")
             return HTTPResponse(status: 200)
         }
         let generation = transfers.generation
-
-        let low = Task(priority: .background) {
-            try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
+        let join = { (priority: TaskPriority) in
+            Task(priority: priority) {
+                try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
+            }
         }
         let deadline = ContinuousClock.now + .seconds(5)
-        while transfers.waiterCount < 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
-        let high = Task(priority: .high) {
-            try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
+
+        let low = join(.background)
+        if whileStarting {
+            while transfers.waiterCount < 1, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        } else {
+            await gate.arrivals(1)
+        }
+        let high = join(.high)
+        while transfers.waiterCount < 2 || !transfers.hasStarted(key), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
         }
         await gate.arrivals(1)
-        while !transfers.hasStarted(key), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         gate.open()
         _ = try await [low.value, high.value]
 
-        #expect(joinedWhileStarting.isSet, "the second caller joined before the transfer's task was known")
+        #expect(joinedWhileStarting.isSet == whileStarting, "the second caller joined before the task was known")
         #expect(seen.all == ["\(TaskPriority.high.rawValue)"])
     }
 
