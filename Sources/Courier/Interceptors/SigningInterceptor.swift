@@ -165,12 +165,13 @@ public struct SigningInterceptor: Interceptor {
         -> HTTPResponse
     {
         let used = offset.current
-        let response = try await next(sign(request, offset: used))
+        let sent = now()
+        let response = try await next(sign(request, offset: used, at: sent))
         guard let clockCorrection, clockCorrection.refuses(response, context),
-            let candidate = clockCorrection.offset(in: response, local: now(), used: used)
+            let candidate = clockCorrection.offset(in: response, sent: sent, arrived: now(), used: used)
         else { return response }
         // Kept only when the server takes the request signed with it.
-        let resent = try await next(sign(request, offset: candidate))
+        let resent = try await next(sign(request, offset: candidate, at: now()))
         if !clockCorrection.refuses(resent, context) { offset.set(candidate) }
         return resent
     }
@@ -181,13 +182,15 @@ public struct SigningInterceptor: Interceptor {
     /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails, or two of the
     ///   signature, timestamp and nonce have the same name.
     public func sign(_ request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
-        try sign(request, offset: offset.current)
+        try sign(request, offset: offset.current, at: now())
     }
 
-    /// The request signed with a timestamp `offset` seconds from the clock's.
-    private func sign(_ request: HTTPRequest, offset: TimeInterval) throws(NetworkError) -> HTTPRequest {
+    /// The request signed with a timestamp `offset` seconds from `date`, the clock's time.
+    private func sign(_ request: HTTPRequest, offset: TimeInterval, at date: Date) throws(NetworkError)
+        -> HTTPRequest
+    {
         var request = request
-        let seconds = (now().timeIntervalSince1970 + offset).rounded(.down)
+        let seconds = (date.timeIntervalSince1970 + offset).rounded(.down)
         guard let whole = Int64(exactly: seconds) else {
             throw NetworkError(.invalidRequest, "The clock's time \(seconds) cannot be a timestamp.")
         }

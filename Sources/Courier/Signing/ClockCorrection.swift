@@ -15,9 +15,10 @@ import Foundation
 ///
 /// The server's time comes from the answer's `Date` header, or from a field of its JSON body
 /// (Unix time in seconds or milliseconds, such as `serverTime` or `data.now`). A time that cannot
-/// be read, that is more than a year from the device's, or that does not differ from the time
-/// the request was signed with, is not used: the refusal is returned as it is. A request is
-/// signed again at most once.
+/// be read, that is more than a year from the device's, or that falls between the moment the
+/// request was signed and the moment its answer arrived (give or take 2 seconds, as `Date` counts
+/// whole seconds), is not used: the refusal is returned as it is, however slow the answer was. A
+/// request is signed again at most once.
 public struct ClockCorrection: Sendable, Hashable {
     /// Where the answer says what time it is on the server.
     public enum ServerTime: Sendable, Hashable {
@@ -48,12 +49,24 @@ public struct ClockCorrection: Sendable, Hashable {
         return codes.contains(code)
     }
 
-    /// The offset from the device clock (`local`) to the server's time in `response`, when it
-    /// can be read, is within ``ClockOffset/limit`` and differs from `used` by 2 s or more.
-    func offset(in response: HTTPResponse, local: Date, used: TimeInterval) -> TimeInterval? {
+    /// The offset from the device clock to the server's time in `response`, when that time can
+    /// be read, is within ``ClockOffset/limit``, and lies 2 s or more outside the span from
+    /// `sent` to `arrived` (device times, shifted by the offset `used` to sign): the server read
+    /// its clock somewhere in that span, so a time inside it agrees however slow the answer was.
+    /// The offset is measured to the nearer end of the span.
+    func offset(in response: HTTPResponse, sent: Date, arrived: Date, used: TimeInterval) -> TimeInterval? {
         guard let server = serverDate(in: response) else { return nil }
-        let offset = server.timeIntervalSince(local)
-        guard offset.isFinite, abs(offset) <= ClockOffset.limit, abs(offset - used) >= 2 else { return nil }
+        let fromSending = server.timeIntervalSince(sent)
+        let fromArrival = server.timeIntervalSince(arrived)
+        let offset: TimeInterval
+        if fromArrival - used >= 2 {
+            offset = fromArrival
+        } else if fromSending - used <= -2 {
+            offset = fromSending
+        } else {
+            return nil
+        }
+        guard offset.isFinite, abs(offset) <= ClockOffset.limit else { return nil }
         return offset
     }
 

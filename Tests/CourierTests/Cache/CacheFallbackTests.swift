@@ -24,17 +24,10 @@ import Testing
         func removeAll() async { await inner.removeAll() }
     }
 
-    final class Clock: @unchecked Sendable {
-        private let lock = NSLock()
-        private var date = Date(timeIntervalSince1970: 1_700_000_000)
-        var now: Date { lock.withLock { date } }
-        func advance(_ seconds: TimeInterval) { lock.withLock { date += seconds } }
-    }
-
     @Test("offline fallback: the network first, then the stored answer, marked stale, when the connection fails")
     func fallbackOnTransportFailure() async throws {
         let store = MemoryCacheStore()
-        let clock = Clock()
+        let clock = ManualClock()
         let backend = try Backend {
             $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now })
         }
@@ -109,7 +102,7 @@ import Testing
     @Test("stale while revalidate: a stale answer comes at once, and a refresh in the background replaces it")
     func staleWhileRevalidate() async throws {
         let store = WatchedStore()
-        let clock = Clock()
+        let clock = ManualClock()
         let backend = try Backend {
             $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now })
         }

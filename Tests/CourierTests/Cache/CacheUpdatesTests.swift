@@ -5,7 +5,7 @@ import Testing
 
 /// `updates(for:)`: the stored answer first, then the network's, in one loop.
 @Suite struct CacheUpdatesTests {
-    let clock = CacheFallbackTests.Clock()
+    let clock = ManualClock()
     let store = MemoryCacheStore()
 
     private func backend() throws -> Backend {

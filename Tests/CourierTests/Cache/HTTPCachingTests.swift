@@ -8,7 +8,7 @@ import Testing
 /// Age, no-cache) and revalidation (ETag and If-None-Match, Last-Modified and
 /// If-Modified-Since, 304 Not Modified), with what a hostile or confused server sends.
 @Suite struct HTTPCachingTests {
-    let clock = CacheFallbackTests.Clock()
+    let clock = ManualClock()
     let store = MemoryCacheStore()
     /// 2023-11-14 22:13:20 GMT, the clock's start.
     static let start = "Tue, 14 Nov 2023 22:13:20 GMT"

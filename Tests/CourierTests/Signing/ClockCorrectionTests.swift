@@ -77,25 +77,23 @@ import Testing
         }
     }
 
-    /// A backend that refuses every timestamp (code 1001), with its time in `Date`.
-    static func refusingBackend(deviceClockOff: TimeInterval) throws -> (server: LoopbackServer, client: NetworkClient)
+    /// A backend that refuses every timestamp (code 1001), with its time in `Date`. Both clocks
+    /// are `clock`, the device's `deviceClockOff` from it; an answer takes `slowness` seconds of
+    /// it to arrive.
+    static func refusingBackend(clock: ManualClock, deviceClockOff: TimeInterval, slowness: TimeInterval = 0) throws
+        -> (server: LoopbackServer, client: NetworkClient)
     {
         let server = try LoopbackServer()
         server.route("/v1/orders", method: .post) { _ in
-            .init(
-                // The second rounded up: the header's second then differs from the device's
-                // clock by less than the 2 s that count as a disagreement, however long (up to
-                // 2 s) the answer takes to arrive on a loaded machine.
-                status: 200,
-                headers: [
-                    "Content-Type": "application/json",
-                    "Date": Self.httpDate(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.up))),
-                ],
+            let date = HTTPDate.format(clock.now) ?? ""
+            clock.advance(slowness)
+            return .init(
+                status: 200, headers: ["Content-Type": "application/json", "Date": date],
                 body: Data(#"{"code":1001,"msg":"timestamp expired"}"#.utf8))
         }
         let layer = SigningInterceptor(
             .hmacSHA256(secret: Self.secret), clockCorrection: ClockCorrection(codes: [1001]),
-            now: { Date().addingTimeInterval(deviceClockOff) })
+            now: { clock.now.addingTimeInterval(deviceClockOff) })
         let client = NetworkClient(
             configuration: .init(
                 baseURL: server.baseURL.appendingPathComponent("v1/"), interceptors: [layer],
@@ -103,18 +101,23 @@ import Testing
         return (server, client)
     }
 
-    @Test("a refusal from a server whose clock agrees with the device's is returned: nothing is sent again")
-    func clocksAgree() async throws {
-        let backend = try Self.refusingBackend(deviceClockOff: 0)
+    @Test(
+        "a refusal from a server whose clock agrees with the device's is returned, however slow the answer: nothing is sent again",
+        arguments: [0, 1, 30])
+    func clocksAgree(slowness: TimeInterval) async throws {
+        let backend = try Self.refusingBackend(clock: ManualClock(), deviceClockOff: 0, slowness: slowness)
         defer { backend.server.stop() }
         let error = await networkError { _ = try await Self.place(backend.client) }
         #expect(error?.businessCode == 1001)
         #expect(backend.server.requests.count == 1)
     }
 
-    @Test("a server that refuses the corrected request too gets it twice, and the correction is not kept")
-    func correctionRefusedToo() async throws {
-        let backend = try Self.refusingBackend(deviceClockOff: -3600)
+    @Test(
+        "a server that refuses the corrected request too gets it twice, and the correction is not kept",
+        arguments: [-3600, 3600])
+    func correctionRefusedToo(deviceClockOff: TimeInterval) async throws {
+        let clock = ManualClock()
+        let backend = try Self.refusingBackend(clock: clock, deviceClockOff: deviceClockOff)
         defer { backend.server.stop() }
         for round in 1...2 {
             let error = await networkError { _ = try await Self.place(backend.client) }
@@ -122,9 +125,8 @@ import Testing
             #expect(backend.server.requests.count == 2 * round)
         }
         let stamps = backend.server.requests.compactMap { TimeInterval($0.form["timestamp"] ?? "") }
-        // Within minutes of the first, however slow the machine: a kept correction would add an hour.
-        #expect(
-            stamps.count == 4 && abs(stamps[2] - stamps[0]) < 600, "the third is signed with the device's clock again")
+        let device = clock.now.timeIntervalSince1970 + deviceClockOff
+        #expect(stamps == [device, device - deviceClockOff, device, device - deviceClockOff])
     }
 
     @Test("HTTP dates in their three forms: exact values, impossible days and other forms refused")

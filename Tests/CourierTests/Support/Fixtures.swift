@@ -86,6 +86,15 @@ final class Flag: @unchecked Sendable {
     func set() { lock.withLock { value = true } }
 }
 
+/// A clock a test moves by hand, from a whole second. `@unchecked Sendable`: `date` is guarded
+/// by `lock`.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var date = Date(timeIntervalSince1970: 1_700_000_000)
+    var now: Date { lock.withLock { date } }
+    func advance(_ seconds: TimeInterval) { lock.withLock { date += seconds } }
+}
+
 /// A thread-safe counter. `@unchecked Sendable`: `value` is guarded by `lock`.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
