@@ -13,47 +13,10 @@ package enum HTTPFreshness {
     /// The directives of every Cache-Control field, in order. A comma inside a quoted value
     /// (`no-cache="Set-Cookie, Age"`) does not end the directive.
     package static func directives(in headers: HTTPHeaders) -> [Directive] {
-        headers.fields.filter { $0.name.caseInsensitiveEquals("Cache-Control") }.flatMap { directives(in: $0.value) }
-    }
-
-    private static func directives(in text: String) -> [Directive] {
-        var directives: [Directive] = []
-        var name = ""
-        var value: String?
-        var quoted = false
-        var escaped = false
-        func finish() {
-            let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
-            if !trimmed.isEmpty {
-                directives.append(Directive(name: trimmed, value: value?.trimmingCharacters(in: .whitespaces)))
-            }
-            name = ""
-            value = nil
-        }
-        for character in text {
-            if quoted {
-                if escaped {
-                    value?.append(character)
-                    escaped = false
-                } else if character == "\\" {
-                    escaped = true
-                } else if character == "\"" {
-                    quoted = false
-                } else {
-                    value?.append(character)
-                }
-            } else if character == "," {
-                finish()
-            } else if value != nil {
-                if character == "\"" { quoted = true } else { value?.append(character) }
-            } else if character == "=" {
-                value = ""
-            } else {
-                name.append(character)
-            }
-        }
-        finish()
-        return directives
+        headers.fields.filter { $0.name.caseInsensitiveEquals("Cache-Control") }
+            .flatMap { HTTPHeaders.parts(of: $0.value, separatedBy: ",") }
+            .map(HTTPHeaders.parameter).filter { !$0.name.isEmpty }
+            .map { Directive(name: $0.name, value: $0.value) }
     }
 
     /// How long an answer stays fresh after it was stored, in seconds: its `max-age`, or else

@@ -184,8 +184,8 @@ public struct ResponseCache: Sendable {
 
     /// The comma-separated items of every field named `name`, lower-cased and trimmed.
     private static func values(of name: String, in headers: HTTPHeaders) -> [String] {
-        headers.fields.filter { $0.name.lowercased() == name.lowercased() }
-            .flatMap { $0.value.split(separator: ",") }
+        headers.fields.filter { $0.name.caseInsensitiveEquals(name) }
+            .flatMap { HTTPHeaders.parts(of: $0.value, separatedBy: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty }
     }

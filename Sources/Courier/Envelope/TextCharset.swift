@@ -6,15 +6,9 @@ enum TextCharset {
     /// when it has none. A `;` or `=` inside a quoted parameter value is part of that value.
     static func name(inContentType value: String?) -> String? {
         guard let value else { return nil }
-        for parameter in parameters(of: value).dropFirst() {
-            guard let equals = parameter.firstIndex(of: "=") else { continue }
-            let key = parameter[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            guard key == "charset" else { continue }
-            var name = parameter[parameter.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") {
-                name = String(name.dropFirst().dropLast())
-            }
-            return name.lowercased()
+        for part in HTTPHeaders.parts(of: value, separatedBy: ";").dropFirst() {
+            let parameter = HTTPHeaders.parameter(part)
+            if parameter.name == "charset", let name = parameter.value { return name.lowercased() }
         }
         return nil
     }
@@ -47,28 +41,5 @@ enum TextCharset {
         default: break
         }
         return String(data: Data(bytes), encoding: encoding)
-    }
-
-    /// The `;`-separated parts of a header value, a quoted string kept whole.
-    private static func parameters(of value: String) -> [Substring] {
-        var parts: [Substring] = []
-        var start = value.startIndex
-        var quoted = false
-        var escaped = false
-        for index in value.indices {
-            let character = value[index]
-            if escaped {
-                escaped = false
-            } else if quoted, character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                quoted.toggle()
-            } else if character == ";", !quoted {
-                parts.append(value[start..<index])
-                start = value.index(after: index)
-            }
-        }
-        parts.append(value[start...])
-        return parts
     }
 }

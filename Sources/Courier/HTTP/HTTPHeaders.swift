@@ -102,6 +102,62 @@ extension HTTPHeaders {
     ]
 }
 
+extension HTTPHeaders {
+    /// The parts of a field value between each `separator` (`,` for a list, `;` for
+    /// parameters), with a separator inside a quoted string (`"a, b"`, `"a\"; b"`) kept in its
+    /// part. Parts are not trimmed; empty ones are kept.
+    static func parts(of value: String, separatedBy separator: Character) -> [Substring] {
+        var parts: [Substring] = []
+        var start = value.startIndex
+        var quoted = false
+        var escaped = false
+        for index in value.indices {
+            let character = value[index]
+            if escaped {
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == separator, !quoted {
+                parts.append(value[start..<index])
+                start = value.index(after: index)
+            }
+        }
+        parts.append(value[start...])
+        return parts
+    }
+
+    /// A `name=value` part of a field value: its name trimmed and lower-cased, and its value
+    /// trimmed and, when it is one whole quoted string, without the quotes and backslashes;
+    /// `nil` without `=`. A value with anything after its closing quote stays as it was, so it
+    /// reads as malformed rather than as its quoted start.
+    static func parameter(_ part: Substring) -> (name: String, value: String?) {
+        guard let equals = part.firstIndex(of: "=") else {
+            return (part.trimmingCharacters(in: .whitespaces).lowercased(), nil)
+        }
+        let name = part[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+        let raw = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        guard raw.hasPrefix("\"") else { return (name, raw) }
+        var unquoted = ""
+        var escaped = false
+        for (offset, character) in raw.dropFirst().enumerated() {
+            if escaped {
+                unquoted.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                // The closing quote: the value, if nothing follows it.
+                return (name, offset == raw.count - 2 ? unquoted : raw)
+            } else {
+                unquoted.append(character)
+            }
+        }
+        return (name, raw)
+    }
+}
+
 extension String {
     /// ASCII case-insensitive comparison, enough for header names and media types.
     func caseInsensitiveEquals(_ other: String) -> Bool {

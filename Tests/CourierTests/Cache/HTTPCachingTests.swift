@@ -140,6 +140,8 @@ import Testing
             (["Cache-Control": #"private="X-A, max-age=1", max-age=60"#], true),
             (["Cache-Control": "max-age=60", "Age": "55"], false),
             (["Cache-Control": "max-age=sixty"], false), (["Cache-Control": "max-age=-60"], false),
+            (["Cache-Control": #"max-age="60""#], true), (["Cache-Control": #"max-age="6\0""#], true),
+            (["Cache-Control": #"max-age="60"0"#], false), (["Cache-Control": #"max-age="60"#], false),
             (["Cache-Control": "max-age=99999999999999999999999"], true),
             (["Expires": "0", "Date": start], false), (["Expires": "tomorrow"], false), ([:], false),
             (["Expires": "Fri Dec 31 23:59:59 2099", "Date": start], true),

@@ -47,6 +47,8 @@ import Testing
         ("text/plain; charset=utf-16", [0x00, 0x68, 0x00, 0xE9], "hé"),
         ("text/plain; charset=utf-16", [0xFF, 0xFE, 0x68, 0x00], "h"),
         ("text/plain; title=\"a;charset=iso-8859-1\"; charset=utf-8", [0xC3, 0xA9], "é"),
+        ("text/plain; title=\"a\\\";charset=iso-8859-1\"; charset=utf-8", [0xC3, 0xA9], "é"),
+        ("text/plain; charset=\"iso-8859\\-1\"", [0x68, 0xE9], "hé"),
     ]
 
     @Test("text is read in the answer's charset", arguments: texts)
@@ -65,6 +67,7 @@ import Testing
         ("text/plain; charset=klingon", Array("qapla'".utf8)),
         ("text/plain; charset=utf-16le", [0x68, 0x00, 0xE9]),
         ("text/plain; charset=\"\"", Array("x".utf8)),
+        ("text/plain; charset=\"utf-8\"x", Array("x".utf8)),
     ]
 
     @Test(
