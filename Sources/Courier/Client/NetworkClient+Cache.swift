@@ -34,28 +34,21 @@ extension NetworkClient {
                 do throws(NetworkError) {
                     let request = try makeRequest(endpoint)
                     guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly,
-                        let ticket = await ticket(for: endpoint, request, cache)
+                        let call = await CachedCall(self, endpoint, request, cache, since: generation)
                     else {
                         continuation.yield(try await networkReply(to: endpoint, request: request, since: generation))
                         continuation.finish()
                         return
                     }
-                    var stored = await cache.response(for: ticket, answering: request)
+                    var stored = await call.stored()
                     if let entry = stored {
-                        let isStale = !cache.isFresh(entry, for: endpoint.cachePolicy)
-                        if let reply = await cachedReply(
-                            entry, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: isStale)
-                        {
-                            try refuseIfCancelledAll(since: generation, request)
+                        if let reply = try await call.fromCache(entry, isStale: !call.isFresh(entry)) {
                             continuation.yield(reply)
                         } else {
                             stored = nil
                         }
                     }
-                    continuation.yield(
-                        try await refreshedReply(
-                            to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored,
-                            since: generation))
+                    continuation.yield(try await call.refreshed(stored: stored))
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
@@ -71,71 +64,44 @@ extension NetworkClient {
     nonisolated func reply<Response>(
         to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache, since generation: UInt64
     ) async throws(NetworkError) -> Reply<Response> {
-        guard let ticket = await ticket(for: endpoint, request, cache) else {
+        guard let call = await CachedCall(self, endpoint, request, cache, since: generation) else {
             return try await networkReply(to: endpoint, request: request, since: generation)
         }
-        let policy = endpoint.cachePolicy
-        switch policy.kind {
+        switch endpoint.cachePolicy.kind {
         case .networkOnly:
             return try await networkReply(to: endpoint, request: request, since: generation)
         case .cacheFirst, .http:
-            var stored = await cache.response(for: ticket, answering: request)
-            if let entry = stored, cache.isFresh(entry, for: policy) {
-                if let reply = await cachedReply(entry, to: endpoint, request: request, cache: cache, ticket: ticket) {
-                    try refuseIfCancelledAll(since: generation, request)
-                    return reply
-                }
+            var stored = await call.stored()
+            if let entry = stored, call.isFresh(entry) {
+                if let reply = try await call.fromCache(entry) { return reply }
                 stored = nil
             }
-            return try await refreshedReply(
-                to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored, since: generation)
+            return try await call.refreshed(stored: stored)
         case .staleWhileRevalidate:
-            guard let stored = await cache.response(for: ticket, answering: request),
-                case let isStale = !cache.isFresh(stored, for: policy),
-                let reply = await cachedReply(
-                    stored, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: isStale)
+            guard let stored = await call.stored(), case let isStale = !call.isFresh(stored),
+                let reply = try await call.fromCache(stored, isStale: isStale)
             else {
-                return try await refreshedReply(
-                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil, since: generation)
+                return try await call.refreshed(stored: nil)
             }
-            try refuseIfCancelledAll(since: generation, request)
             if isStale {
                 // The refresh belongs to no caller: cancelling this one does not stop it
                 // (cancelAll() does, also before it starts), a failure leaves the stale entry in
                 // place, and callers that find the entry stale at once share one refresh when
                 // the endpoint shares identical requests.
-                Task.detached { [self] in
-                    _ = try? await refreshedReply(
-                        to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored,
-                        since: generation)
-                }
+                Task.detached { _ = try? await call.refreshed(stored: stored) }
             }
             return reply
         case .offlineFallback:
             do {
-                let stored = await cache.response(for: ticket, answering: request)
-                return try await refreshedReply(
-                    to: endpoint, request: request, cache: cache, ticket: ticket, stored: stored, since: generation)
+                return try await call.refreshed(stored: await call.stored())
             } catch  where Self.isUnreachable(error) {
                 // Read again: what a purge (a logout) removed meanwhile is not shown.
-                if let stored = await cache.response(for: ticket, answering: request),
-                    let reply = await cachedReply(
-                        stored, to: endpoint, request: request, cache: cache, ticket: ticket, isStale: true)
-                {
-                    try refuseIfCancelledAll(since: generation, request)
+                if let stored = await call.stored(), let reply = try await call.fromCache(stored, isStale: true) {
                     return reply
                 }
                 throw error
             }
         }
-    }
-
-    /// The ticket an endpoint's request is cached under, or `nil` when it cannot be cached.
-    private nonisolated func ticket<Response>(
-        for endpoint: Endpoint<Response>, _ request: HTTPRequest, _ cache: ResponseCache
-    ) async -> ResponseCache.Ticket? {
-        let variant = endpoint.skippedLayers.map(\.rawValue).sorted() + [String(reflecting: Response.self)]
-        return await cache.ticket(for: request, variant: variant)
     }
 
     /// Whether `error` says the server could not be reached: offline, a connection that failed,
@@ -148,30 +114,67 @@ extension NetworkClient {
         }
         return false
     }
+}
+
+/// One request answered with the help of the cache: its endpoint, its cache ticket, and when
+/// it began (``NetworkClient/requestGeneration``).
+private struct CachedCall<Response: Sendable>: Sendable {
+    let client: NetworkClient
+    let endpoint: Endpoint<Response>
+    let request: HTTPRequest
+    let cache: ResponseCache
+    let ticket: ResponseCache.Ticket
+    let generation: UInt64
+
+    /// The call, or `nil` when the request cannot be cached.
+    init?(
+        _ client: NetworkClient, _ endpoint: Endpoint<Response>, _ request: HTTPRequest, _ cache: ResponseCache,
+        since generation: UInt64
+    ) async {
+        let variant = endpoint.skippedLayers.map(\.rawValue).sorted() + [String(reflecting: Response.self)]
+        guard let ticket = await cache.ticket(for: request, variant: variant) else { return nil }
+        (self.client, self.endpoint, self.request, self.cache) = (client, endpoint, request, cache)
+        (self.ticket, self.generation) = (ticket, generation)
+    }
+
+    /// The entry stored for the request, if any.
+    func stored() async -> CachedResponse? {
+        await cache.response(for: ticket, answering: request)
+    }
+
+    /// Whether `entry` may be given without asking the network, as the endpoint's policy says.
+    func isFresh(_ entry: CachedResponse) -> Bool {
+        cache.isFresh(entry, for: endpoint.cachePolicy)
+    }
+
+    /// A stored answer given without the network: decoded (see ``decoded(_:isStale:)``), and
+    /// refused once ``NetworkClient/cancelAll()`` ran since the request began.
+    func fromCache(_ entry: CachedResponse, isStale: Bool = false) async throws(NetworkError) -> Reply<Response>? {
+        guard let reply = await decoded(entry, isStale: isStale) else { return nil }
+        try client.refuseIfCancelledAll(since: generation, request)
+        return reply
+    }
 
     /// What a conditional request brought: a new answer, or word that the stored one holds.
-    private enum Revalidation<Response: Sendable>: Sendable {
+    private enum Revalidation: Sendable {
         case answered(Reply<Response>)
         case notModified(HTTPResponse)
     }
 
-    /// The network's answer, stored under its ticket once it has decoded. With a `stored` entry
+    /// The network's answer, stored under the ticket once it has decoded. With a `stored` entry
     /// that has a validator the request asks whether it still holds, and a `304` refreshes and
     /// returns it; a `304` that speaks of another version, or an entry that no longer decodes,
     /// is answered by asking again without condition. An answer saying the resource is gone
     /// (404, 410) removes the entry.
-    private nonisolated func refreshedReply<Response>(
-        to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache, ticket: ResponseCache.Ticket,
-        stored: CachedResponse?, since generation: UInt64
-    ) async throws(NetworkError) -> Reply<Response> {
+    func refreshed(stored: CachedResponse?) async throws(NetworkError) -> Reply<Response> {
         let conditional = stored.flatMap { HTTPFreshness.conditional(request, revalidating: $0) }
-        let outcome: Revalidation<Response>
+        let outcome: Revalidation
         do {
-            outcome = try await perform(
+            outcome = try await client.perform(
                 conditional ?? request, of: endpoint, since: generation, scope: ticket.sharingScope
-            ) { [self] response in
+            ) { [client, endpoint, request] response in
                 if conditional != nil, response.status == 304 { return .notModified(response) }
-                return .answered(try decodedReply(response, to: endpoint, method: request.method))
+                return .answered(try client.decodedReply(response, to: endpoint, method: request.method))
             }
         } catch {
             if error.code == .httpStatus, [404, 410].contains(error.status) { await cache.remove(ticket) }
@@ -187,32 +190,24 @@ extension NetworkClient {
                 let entry =
                     await cache.save(refreshed, answering: request, ticket: ticket)
                     ?? CachedResponse(refreshed, storedAt: cache.now())
-                if let reply = await cachedReply(entry, to: endpoint, request: request, cache: cache, ticket: ticket) {
-                    return reply
-                }
+                if let reply = await decoded(entry, isStale: false) { return reply }
             } else {
                 await cache.remove(ticket)
             }
-            return try await refreshedReply(
-                to: endpoint, request: request, cache: cache, ticket: ticket, stored: nil, since: generation)
+            return try await self.refreshed(stored: nil)
         }
     }
 
     /// A stored answer checked and decoded as the network's would be, or `nil` when it no
     /// longer decodes (the endpoint's type changed since, say): then the entry is removed,
     /// unless a newer one took its place meanwhile.
-    private nonisolated func cachedReply<Response>(
-        _ stored: CachedResponse, to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache,
-        ticket: ResponseCache.Ticket, isStale: Bool = false
-    ) async -> Reply<Response>? {
+    private func decoded(_ entry: CachedResponse, isStale: Bool) async -> Reply<Response>? {
         do {
-            return try decodedReply(
-                stored.response, to: endpoint, method: request.method,
-                cached: CacheInfo(storedAt: stored.storedAt, isStale: isStale))
+            return try client.decodedReply(
+                entry.response, to: endpoint, method: request.method,
+                cached: CacheInfo(storedAt: entry.storedAt, isStale: isStale))
         } catch {
-            if await cache.response(for: ticket, answering: request)?.storedAt == stored.storedAt {
-                await cache.remove(ticket)
-            }
+            if await stored()?.storedAt == entry.storedAt { await cache.remove(ticket) }
             return nil
         }
     }
