@@ -4,10 +4,11 @@ import Foundation
 import Testing
 
 /// The fault matrix: one broken or hostile server behaviour per row, run on the transport under
-/// test (CI runs the suite on both), with a 2 s deadline (5 s on URLSession, see ``deadline``).
-/// Each row states the exact outcome; every row also checks
-/// that the call ends well within its deadline and that no connection to the server is left
-/// open once it failed. Rows of other suites: limits and bombs (`ResponseLimitTests`),
+/// test (CI runs the suite on both). A row that must time out has a 2 s deadline (5 s on
+/// URLSession, see ``deadline``); every other row a long one (``patience``), so a loaded machine
+/// cannot turn its outcome into a timeout. Each row states the exact outcome; every row also
+/// checks that the call ends well within its deadline and that no connection to the server is
+/// left open once it failed. Rows of other suites: limits and bombs (`ResponseLimitTests`),
 /// redirects (`RedirectTests`), duplicate POSTs (`NoDuplicatePostTests`), resume
 /// (`ResumeHardeningTests`), CR/LF (`HeaderInjectionTests`), sessions (`SessionRaceTests`), and
 /// answers that end the process inside Linux URLSession (`FoundationNetworkingTrapTests`).
@@ -195,14 +196,21 @@ import Testing
     /// 2 s left the rows beside it a few hundred milliseconds, and some ran out.
     static let deadline = TestTransport.isURLSession ? Duration.seconds(5) : .seconds(2)
 
+    /// The deadline of a row that is not about one: it only ends a hang, which the row's
+    /// outcome then shows as `timedOut`.
+    static let patience = Duration.seconds(30) * TestTiming.scale
+
     @Test(
         "a broken server ends in its exact outcome, in time, with no failed connection left",
         arguments: rows.filter { !(TestTransport.isURLSession && $0.trapsOnURLSession) })
     func row(_ row: Row) async throws {
         let server = try FaultServer(row.script)
         defer { server.stop() }
+        let expected = TestTransport.isURLSession ? row.onURLSession ?? row.outcome : row.outcome
+        // Only a row that must time out is about its deadline.
+        let timeout = expected == .error(.timedOut) ? Self.deadline : Self.patience
         let client = NetworkClient(
-            configuration: .init(baseURL: server.baseURL, timeout: Self.deadline, transport: TestTransport.make()))
+            configuration: .init(baseURL: server.baseURL, timeout: timeout, transport: TestTransport.make()))
         let started = ContinuousClock.now
         let outcome: Outcome
         var detail = ""
@@ -216,15 +224,14 @@ import Testing
         let elapsed = ContinuousClock.now - started
         print("MATRIX \(TestTransport.name) | \(row.name) | \(outcome) | \(elapsed) | \(detail)")
 
-        let expected = TestTransport.isURLSession ? row.onURLSession ?? row.outcome : row.outcome
         #expect(outcome == expected)
         // The whole suite runs at once on two cores (the storm suites among it), so even a row
         // answered at once can end 3 s after its start; a hang would never end. Linux
         // URLSession also makes and cancels tasks by waiting on FoundationNetworking's
         // process-wide queue, from Swift's own threads, so an answer can land later still
-        // there (late, never lost).
-        let allowance: Duration = TestTransport.isURLSession ? .seconds(6) : .seconds(4)
-        #expect(elapsed < Self.deadline + allowance, "ended \(elapsed) after the start")
+        // there (late, never lost). Instrumented code runs slower still.
+        let allowance: Duration = (TestTransport.isURLSession ? .seconds(6) : .seconds(4)) * TestTiming.scale
+        #expect(elapsed < timeout + allowance, "ended \(elapsed) after the start")
         if case .error(let code, _) = outcome, code != .httpStatus {
             #expect(await OpenSockets.none(to: server.port), "the failed connection was closed")
         }
@@ -248,7 +255,9 @@ import Testing
         let fresh = Self.answer("HTTP/1.1 200 OK\r\n\(Self.json)Content-Length: 5\r\n", "fresh")
         // Sent with it: in the same write, so the bytes arrive together whatever the machine's
         // load (written apart, they could arrive after the next request went out, and then no
-        // client can tell them from its answer). Later: once the answer has been read.
+        // client can tell them from its answer). Later: once the answer has been read (the pause
+        // gives the client the time to read it; a client slower than that meets the extra bytes
+        // as though they came with it, which is the other case here, never a failure).
         let extra: [FaultServer.Step] =
             later
             ? [Self.answer(row.head, "hi"), .pause(.milliseconds(100)), .send(smuggled)]
@@ -262,8 +271,9 @@ import Testing
                 : [.readRequest, fresh, .waitForHangUp]
         }
         defer { server.stop() }
+        // No row here is about a deadline.
         let client = NetworkClient(
-            configuration: .init(baseURL: server.baseURL, timeout: Self.deadline, transport: TestTransport.make()))
+            configuration: .init(baseURL: server.baseURL, timeout: Self.patience, transport: TestTransport.make()))
         func send(_ method: HTTPMethod) async -> Outcome {
             do {
                 let response = try await client.send(
@@ -274,7 +284,23 @@ import Testing
             }
         }
         let first = await send(row.method)
-        if later { try await Task.sleep(for: .milliseconds(200)) }
+        if later {
+            // The next request goes out only once the extra bytes wait unread on the connection,
+            // or the client closed it: sent before they were written, it would get them for its
+            // answer from any client. FoundationNetworking's libcurl reads an idle connection and
+            // takes them in (the known issue below), which no socket table shows: there the wait
+            // gives up after a second, and the known issue covers the outcome.
+            let limit = TestTransport.isURLSession ? .seconds(1) * TestTiming.scale : Self.patience
+            let deadline = ContinuousClock.now + limit
+            var arrived = false
+            while !arrived, ContinuousClock.now < deadline {
+                arrived = OpenSockets.unreadBytes(from: server.port) > 0 || OpenSockets.count(to: server.port) == 0
+                if !arrived { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            if !TestTransport.isURLSession {
+                #expect(arrived, "\(row.name): the extra bytes reached the client before the next request")
+            }
+        }
         let second = await send(.get)
         print("MATRIX \(TestTransport.name) | \(row.name)\(later ? " later" : "") | \(first), then \(second)")
 
