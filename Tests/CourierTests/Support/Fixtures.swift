@@ -8,13 +8,14 @@ struct Order: Codable, Sendable, Equatable {
     let title: String
 }
 
-/// A loopback server and a client pointed at it, for over-the-wire tests.
+/// A loopback server and a client pointed at it, for over-the-wire tests. The default timeout
+/// only ends a hang: long, and stretched by `TestTiming.scale`.
 struct Backend {
     let server: LoopbackServer
     let client: NetworkClient
 
     init(
-        basePath: String = "v1/", timeout: Duration = .seconds(10),
+        basePath: String = "v1/", timeout: Duration = .seconds(30) * TestTiming.scale,
         configure: (inout NetworkClient.Configuration) -> Void = { _ in }
     ) throws {
         server = try LoopbackServer()
@@ -26,13 +27,15 @@ struct Backend {
     }
 }
 
-/// A fault server and a client pointed at it, for tests of broken and hostile servers.
+/// A fault server and a client pointed at it, for tests of broken and hostile servers. The
+/// default timeout only ends a hang, as `Backend`'s does.
 struct FaultBackend {
     let server: FaultServer
     let client: NetworkClient
 
     init(
-        timeout: Duration = .seconds(10), configure: (inout NetworkClient.Configuration) -> Void = { _ in },
+        timeout: Duration = .seconds(30) * TestTiming.scale,
+        configure: (inout NetworkClient.Configuration) -> Void = { _ in },
         script: @escaping @Sendable (_ connection: Int) -> [FaultServer.Step]
     ) throws {
         server = try FaultServer(script: script)
@@ -44,7 +47,8 @@ struct FaultBackend {
 
     /// Every connection runs `steps`.
     init(
-        timeout: Duration = .seconds(10), configure: (inout NetworkClient.Configuration) -> Void = { _ in },
+        timeout: Duration = .seconds(30) * TestTiming.scale,
+        configure: (inout NetworkClient.Configuration) -> Void = { _ in },
         _ steps: [FaultServer.Step]
     ) throws {
         try self.init(timeout: timeout, configure: configure) { _ in steps }

@@ -111,7 +111,10 @@ final class TLSServer: Sendable {
             command = (nginx, ["-c", path("nginx.conf"), "-p", directory.path, "-e", path("error.log")])
         }
         let server = try Subprocess.start(command.path, command.arguments)
-        for _ in 0..<200 {
+        // It listens within milliseconds when the machine is idle; the limit only ends a wait
+        // for one that never starts.
+        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
+        while ContinuousClock.now < deadline {
             if (try? RawSocket(port: port)) != nil {
                 return TLSServer(
                     baseURL: URL(string: "https://127.0.0.1:\(port)/")!,

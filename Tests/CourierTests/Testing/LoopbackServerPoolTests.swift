@@ -9,10 +9,12 @@ import Testing
 /// in a process whose tests hold the shared pool (as the suite's do, on two cores) such routes
 /// wait for it, which is why the executor is the default.
 @Suite(.timeLimit(.minutes(1))) struct LoopbackServerPoolTests {
+    /// A client whose timeout only ends a hang, stretched like every such limit.
     static func client(for server: LoopbackServer) -> NetworkClient {
         NetworkClient(
             configuration: .init(
-                baseURL: server.baseURL.appending(path: "v1"), timeout: .seconds(10), transport: TestTransport.make()))
+                baseURL: server.baseURL.appending(path: "v1"), timeout: .seconds(10) * TestTiming.scale,
+                transport: TestTransport.make()))
     }
 
     @Test("routes that await answer concurrent requests, each its own")
