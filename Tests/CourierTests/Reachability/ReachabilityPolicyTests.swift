@@ -6,7 +6,35 @@ import Testing
 /// The client's reachability policy with a monitor set by hand. The transport is in memory, so
 /// nothing leaves the machine whatever the base URL.
 @Suite struct ReachabilityPolicyTests {
-    private func client(_ monitor: ManualReachability, _ policy: ReachabilityPolicy) -> (NetworkClient, MockTransport) {
+    /// A monitor set by hand that counts the requests that began waiting for it (each waits on
+    /// a stream of its own), so a test can act once they wait instead of after a guessed time.
+    final class WatchedReachability: ReachabilityMonitor {
+        let manual: ManualReachability
+        let waiting = Counter()
+
+        init(_ status: ReachabilityStatus) { manual = ManualReachability(status) }
+
+        var status: ReachabilityStatus { manual.status }
+
+        func statusUpdates() -> AsyncStream<ReachabilityStatus> {
+            _ = waiting.increment()
+            return manual.statusUpdates()
+        }
+
+        /// Whether `count` requests wait (checked every 5 ms; the limit only ends a wait for
+        /// requests that never do).
+        func waits(_ count: Int) async -> Bool {
+            let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
+            while waiting.current < count, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return waiting.current >= count
+        }
+    }
+
+    private func client(_ monitor: any ReachabilityMonitor, _ policy: ReachabilityPolicy) -> (
+        NetworkClient, MockTransport
+    ) {
         let transport = MockTransport { _ in .json(#"{"code":0,"data":"sent"}"#) }
         var configuration = NetworkClient.Configuration(
             baseURL: URL(string: "https://api.example.com/")!, transport: transport)
@@ -32,12 +60,12 @@ import Testing
 
     @Test("waiting for connectivity sends the request once the status flips to online")
     func waitThenSend() async throws {
-        let monitor = ManualReachability(.offline)
-        let (client, transport) = client(monitor, .waitForConnectivity(timeout: .seconds(10)))
+        let monitor = WatchedReachability(.offline)
+        let (client, transport) = client(monitor, .waitForConnectivity(timeout: .seconds(60) * TestTiming.scale))
         let task = Task { try await client.send(Endpoint<String>.get("a")) }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await monitor.waits(1))
         #expect(transport.requests.isEmpty)
-        monitor.set(.online(.wired))
+        monitor.manual.set(.online(.wired))
         #expect(try await task.value == "sent")
         #expect(transport.requests.count == 1)
     }
@@ -55,10 +83,12 @@ import Testing
 
     @Test("cancellation ends the wait at once, and cancelAll reaches waiting requests")
     func cancelWhileWaiting() async throws {
-        let (client, transport) = client(ManualReachability(.offline), .waitForConnectivity(timeout: .seconds(60)))
+        let monitor = WatchedReachability(.offline)
+        let (client, transport) = client(monitor, .waitForConnectivity(timeout: .seconds(60)))
         let task = Task { try await client.send(Endpoint<String>.get("a")) }
         let other = Task { try await client.send(Endpoint<String>.get("b")) }
-        try await Task.sleep(for: .milliseconds(100))
+        // Both wait for connectivity before either is cancelled.
+        #expect(await monitor.waits(2))
         let start = ContinuousClock.now
         task.cancel()
         #expect(await networkError { _ = try await task.value }?.code == .cancelled)

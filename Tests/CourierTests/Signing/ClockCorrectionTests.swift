@@ -18,20 +18,22 @@ import Testing
     }
 
     /// A backend that refuses (code 1001) a timestamp more than a minute from its clock, and
-    /// tells its time in the `Date` header and in `serverTime` (milliseconds).
-    static func backend(clockCorrection: ClockCorrection?, deviceClockOff: TimeInterval) throws -> (
-        server: LoopbackServer, client: NetworkClient
-    ) {
+    /// tells its time in the `Date` header and in `serverTime` (milliseconds). Both clocks are
+    /// `clock`, the device's `deviceClockOff` from it, so no time passes between the signing
+    /// and the check however slow the machine.
+    static func backend(clock: ManualClock, clockCorrection: ClockCorrection?, deviceClockOff: TimeInterval) throws
+        -> (server: LoopbackServer, client: NetworkClient)
+    {
         let server = try LoopbackServer()
         let layer = SigningInterceptor(
             .hmacSHA256(secret: Self.secret), clockCorrection: clockCorrection,
-            now: { Date().addingTimeInterval(deviceClockOff) })
+            now: { clock.now.addingTimeInterval(deviceClockOff) })
         let client = NetworkClient(
             configuration: .init(
                 baseURL: server.baseURL.appendingPathComponent("v1/"), interceptors: [layer],
                 transport: TestTransport.make()))
         server.route("/v1/orders", method: .post) { request in
-            let now = Date()
+            let now = clock.now
             let sent = TimeInterval(request.form["timestamp"] ?? "") ?? 0
             let headers: HTTPHeaders = ["Content-Type": "application/json", "Date": Self.httpDate(now)]
             guard abs(sent - now.timeIntervalSince1970) <= 60 else {
@@ -52,24 +54,29 @@ import Testing
         "a device clock an hour off: the refused request is signed again with the server's time, once; later ones at once",
         arguments: [ClockCorrection.ServerTime.dateHeader, .field("serverTime")])
     func wrongClockCorrected(serverTime: ClockCorrection.ServerTime) async throws {
+        let clock = ManualClock()
         let backend = try Self.backend(
-            clockCorrection: ClockCorrection(codes: [1001], serverTime: serverTime), deviceClockOff: -3600)
+            clock: clock, clockCorrection: ClockCorrection(codes: [1001], serverTime: serverTime),
+            deviceClockOff: -3600)
         defer { backend.server.stop() }
         #expect(try await Self.place(backend.client) == "placed")
         let requests = backend.server.requests
         #expect(requests.count == 2, "refused, then signed again")
         let stamps = requests.compactMap { TimeInterval($0.form["timestamp"] ?? "") }
-        #expect(stamps.count == 2 && abs(stamps[1] - stamps[0] - 3600) < 5, "signed with the server's time")
+        let serverNow = clock.now.timeIntervalSince1970
+        #expect(stamps == [serverNow - 3600, serverNow], "signed with the device's time, then the server's")
         #expect(requests[0].form["nonce"] != requests[1].form["nonce"], "a fresh nonce")
         #expect(requests[0].form["sign"] != requests[1].form["sign"])
         #expect(try await Self.place(backend.client) == "placed")
         #expect(backend.server.requests.count == 3, "the next one is right the first time")
+        let next = backend.server.requests.last.flatMap { TimeInterval($0.form["timestamp"] ?? "") }
+        #expect(next == serverNow, "signed with the server's time at once")
     }
 
     @Test("without a correction, or with the refusal's code not named, the refusal is the caller's")
     func noCorrection() async throws {
         for correction in [nil, ClockCorrection(codes: [7])] {
-            let backend = try Self.backend(clockCorrection: correction, deviceClockOff: -3600)
+            let backend = try Self.backend(clock: ManualClock(), clockCorrection: correction, deviceClockOff: -3600)
             defer { backend.server.stop() }
             let error = await networkError { _ = try await Self.place(backend.client) }
             #expect(error?.code == .business && error?.businessCode == 1001)

@@ -53,16 +53,22 @@ import Testing
     @Test("canned answers can take their time, and a request cancelled meanwhile throws cancelled")
     func delayedAnswers() async throws {
         let transport = MockTransport(
-            results: [.success(.json(#"{"code":0,"data":1}"#)), .success(.json(#"{"code":0,"data":2}"#))],
-            delay: .milliseconds(200))
+            results: [.success(.json(#"{"code":0,"data":1}"#))], delay: .milliseconds(200))
         let client = NetworkClient(
             configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
         let started = ContinuousClock.now
         #expect(try await client.send(Endpoint<Int>.get("a")) == 1)
         #expect(ContinuousClock.now - started >= .milliseconds(200))
 
-        let waiting = Task { await networkError { _ = try await client.send(Endpoint<Int>.get("b")) } }
-        try await Task.sleep(for: .milliseconds(50))
+        // A delay no machine gets through before the cancel, which comes once the request was
+        // recorded (so it is under way, waiting out its delay, not refused before it began).
+        let slow = MockTransport(results: [.success(.json(#"{"code":0,"data":2}"#))], delay: .seconds(60))
+        let slowClient = NetworkClient(
+            configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: slow))
+        let waiting = Task { await networkError { _ = try await slowClient.send(Endpoint<Int>.get("b")) } }
+        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
+        while slow.requests.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(slow.requests.map(\.url.path) == ["/b"])
         waiting.cancel()
         #expect(await waiting.value?.code == .cancelled)
     }

@@ -65,13 +65,20 @@ import Testing
     func cancellation() async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
-        backend.server.route("/v1/slow") { _ in LoopbackServer.Response.json(#"{"code":0}"#).delayed(by: .seconds(10)) }
+        // Answered only long after any cancellation lands, however loaded the machine.
+        backend.server.route("/v1/slow") { _ in LoopbackServer.Response.json(#"{"code":0}"#).delayed(by: .seconds(60)) }
         let task = Task { try await backend.client.send(Endpoint<EmptyResponse>.get("slow")) }
-        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/slow")) })
+        #expect(
+            await backend.server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
+                $0.contains(.received(method: "GET", target: "/v1/slow"))
+            })
         task.cancel()
         let error = await networkError { _ = try await task.value }
         #expect(error?.code == .cancelled, "\(String(describing: error))")
-        #expect(await backend.server.waitForEvents { $0.contains(.clientClosedEarly(target: "/v1/slow")) })
+        #expect(
+            await backend.server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
+                $0.contains(.clientClosedEarly(target: "/v1/slow"))
+            })
     }
 
     @Test("a request whose task is already cancelled is never sent")
@@ -98,12 +105,13 @@ import Testing
     func cancelAll() async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
-        backend.server.route("/v1/slow") { _ in LoopbackServer.Response.json(#"{"code":0}"#).delayed(by: .seconds(10)) }
+        // Answered only long after any cancellation lands, however loaded the machine.
+        backend.server.route("/v1/slow") { _ in LoopbackServer.Response.json(#"{"code":0}"#).delayed(by: .seconds(60)) }
         let client = backend.client
         let slow = Endpoint<EmptyResponse>.get("slow").sharingIdenticalRequests(false)
         let tasks = (0..<8).map { _ in Task { try await client.send(slow) } }
         #expect(
-            await backend.server.waitForEvents {
+            await backend.server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
                 $0.filter { if case .received = $0 { true } else { false } }.count == 8
             })
         #expect(client.activeRequestCount == 8)
@@ -114,7 +122,7 @@ import Testing
         }
         #expect(client.activeRequestCount == 0)
         #expect(
-            await backend.server.waitForEvents {
+            await backend.server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
                 $0.filter { if case .clientClosedEarly = $0 { true } else { false } }.count == 8
             })
     }
@@ -123,14 +131,21 @@ import Testing
     func activityUpdates() async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
+        // The route holds each request until both reached the server, so both are in flight
+        // at once however slowly the second one starts.
+        let gate = Gate()
         backend.server.route("/v1/orders") { _ in
-            LoopbackServer.Response.envelope(data: [Order]()).delayed(by: .milliseconds(100))
+            await gate.pass()
+            return .envelope(data: [Order]())
         }
         let updates = backend.client.activityUpdates()
         var iterator = updates.makeAsyncIterator()
         #expect(await iterator.next() == 0)
         async let a = backend.client.send(.orders(page: 1))
         async let b = backend.client.send(.orders(page: 2))
+        let both = await gate.arrivals(2, within: .seconds(30) * TestTiming.scale)
+        gate.open()
+        #expect(both, "both requests reached the server")
         _ = try await (a, b)
         var seen: [Int] = []
         while seen.last != 0 || seen.count < 4, let count = await iterator.next() { seen.append(count) }
