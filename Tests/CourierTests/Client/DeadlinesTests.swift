@@ -15,8 +15,9 @@ struct DeadlinesTests {
         func record(_ name: String) { lock.withLock { names.append(name) } }
         var all: [String] { lock.withLock { names } }
 
-        /// Waits up to `timeout` for `count` actions.
-        func wait(for count: Int, timeout: Duration = .seconds(5)) async -> [String] {
+        /// Waits up to `timeout` for `count` actions (by default long: a limit that only ends a
+        /// wait for actions that never run).
+        func wait(for count: Int, timeout: Duration = .seconds(30) * TestTiming.scale) async -> [String] {
             let end = ContinuousClock.now + timeout
             while all.count < count, ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(5)) }
             return all
@@ -28,7 +29,7 @@ struct DeadlinesTests {
         let deadlines = Deadlines()
         let fired = Fired()
         _ = deadlines.arm(at: .now - .seconds(1)) { fired.record("past") }
-        #expect(await fired.wait(for: 1, timeout: .seconds(2)) == ["past"])
+        #expect(await fired.wait(for: 1, timeout: .seconds(10) * TestTiming.scale) == ["past"])
         let start = ContinuousClock.now
         _ = deadlines.arm(at: start + .milliseconds(100)) { fired.record("later") }
         #expect(await fired.wait(for: 2) == ["past", "later"])
@@ -61,7 +62,7 @@ struct DeadlinesTests {
         let start = ContinuousClock.now
         _ = deadlines.arm(at: start + .milliseconds(50)) { fired.record("near") }
         #expect(await fired.wait(for: 1) == ["near"])
-        #expect(ContinuousClock.now - start < .seconds(5), "not held back by the one a minute away")
+        #expect(ContinuousClock.now - start < .seconds(5) * TestTiming.scale, "not held back by the one a minute away")
         deadlines.disarm(far)
         #expect(deadlines.count == 0)
         withExtendedLifetime(deadlines) {}
@@ -71,10 +72,12 @@ struct DeadlinesTests {
     func many() async {
         let deadlines = Deadlines()
         let fired = Fired()
-        let start = ContinuousClock.now
+        // Due well after arming all 1,000 can take, however loaded or instrumented the machine:
+        // one armed in the past would run at once, maybe before it is disarmed.
+        let first = ContinuousClock.now + .seconds(2) * TestTiming.scale
         for index in 0..<1000 {
             // Disarmed at once, long before it is due.
-            let due = start + .milliseconds(200 + Int64(index % 50) * 2)
+            let due = first + .milliseconds(Int64(index % 50) * 2)
             let token = deadlines.arm(at: due) { fired.record("\(index)") }
             if index.isMultiple(of: 2) { deadlines.disarm(token) }
         }

@@ -73,9 +73,11 @@ import Testing
     func deadlineHoldsDuringAFlood() async throws {
         // An endless body at full speed: it ends at its limit, but on Linux URLSession the
         // flood goes on until FoundationNetworking takes the cancel, keeping its process-wide
-        // queue busy; making other requests' tasks waits for that queue.
+        // queue busy; making other requests' tasks waits for that queue. The client's own
+        // timeout only ends a hang: long, so a timed request that ignored its 1 s deadline
+        // would end far past the allowance below.
         let flood = try FaultBackend(
-            timeout: .seconds(10),
+            timeout: .seconds(30) * TestTiming.scale,
             [
                 .readRequest, .send("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"),
                 .sendForever(Data(count: 65_536)),
@@ -95,7 +97,7 @@ import Testing
             }
         }
         // The flood is under way before the timed request starts.
-        #expect(await flood.server.waitUntil { $0.requestHeads.count == 1 })
+        #expect(await flood.server.waitUntil(timeout: .seconds(30) * TestTiming.scale) { $0.requestHeads.count == 1 })
         let traffic = (0..<4).map { _ in
             Task {
                 while !Task.isCancelled { _ = try? await client.send(Endpoint<Int>.get(url(other.baseURL, "y"))) }
@@ -115,8 +117,10 @@ import Testing
 
         #expect(floodError?.code == .responseTooLarge, "\(String(describing: floodError))")
         #expect(error?.code == .timedOut, "\(String(describing: error))")
-        // The whole suite runs at once on two cores: a margin for that, far short of a hang.
-        #expect(elapsed < .seconds(1) + (TestTransport.isURLSession ? .seconds(6) : .seconds(4)), "\(elapsed)")
+        // The whole suite runs at once on two cores, and instrumented code slower still: a
+        // margin for that, far short of the client's timeout.
+        let allowance: Duration = (TestTransport.isURLSession ? .seconds(6) : .seconds(4)) * TestTiming.scale
+        #expect(elapsed < .seconds(1) + allowance, "\(elapsed)")
     }
 
     @Test("an announced length over the limit fails before the body is read")

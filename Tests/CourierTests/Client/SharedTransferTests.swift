@@ -8,9 +8,9 @@ import Testing
 /// cancel it.
 @Suite struct SharedTransferTests {
 
-    /// A backend whose `/v1/orders` answers once `gate` opens, and whose `/v1/slow` takes 10 s
-    /// the first time (long enough for any cancellation to land mid-flight) and answers at once
-    /// after.
+    /// A backend whose `/v1/orders` answers once `gate` opens, and whose `/v1/slow` takes a
+    /// minute the first time (long enough for any cancellation to land mid-flight, however
+    /// loaded the machine) and answers at once after.
     private func backend(gate: Gate = Gate()) throws -> Backend {
         let backend = try Backend()
         backend.server.route("/v1/orders") { _ in
@@ -20,7 +20,7 @@ import Testing
         let slowOnce = Counter()
         backend.server.route("/v1/slow") { _ in
             let answer = LoopbackServer.Response.envelope(data: [Order(id: 1, title: "Tea")])
-            return slowOnce.increment() == 1 ? answer.delayed(by: .seconds(10)) : answer
+            return slowOnce.increment() == 1 ? answer.delayed(by: .seconds(60)) : answer
         }
         return backend
     }
@@ -30,10 +30,11 @@ import Testing
     private static let slow = Endpoint<[Order]>.get("slow")
     private static let unshared = Endpoint<[Order]>.get("orders").sharingIdenticalRequests(false)
 
-    /// Waits until `count` callers wait for a shared transfer (checked every 5 ms, for at most
-    /// 5 s), so what the test does next lands on callers that have joined it.
+    /// Waits until `count` callers wait for a shared transfer (checked every 5 ms), so what the
+    /// test does next lands on callers that have joined it. The limit only ends a wait for
+    /// callers that never join: on a loaded machine, 1,000 of them can take seconds to.
     private func joined(_ client: NetworkClient, _ count: Int) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
         while client.sharedTransferWaiters < count {
             guard ContinuousClock.now < deadline else { return false }
             try? await Task.sleep(for: .milliseconds(5))
@@ -210,7 +211,9 @@ import Testing
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             for endpoint in endpoints { group.addTask { _ = try await backend.client.send(endpoint) } }
-            #expect(await gate.arrivals(endpoints.count, within: .seconds(5)), "each request arrives on its own")
+            #expect(
+                await gate.arrivals(endpoints.count, within: .seconds(30) * TestTiming.scale),
+                "each request arrives on its own")
             gate.open()
             try await group.waitForAll()
         }
@@ -269,13 +272,19 @@ import Testing
         let first = Task { try await client.send(Self.slow) }
         let second = Task { try await client.send(Self.slow) }
         #expect(await joined(client, 2))
-        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/slow")) })
+        #expect(
+            await backend.server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
+                $0.contains(.received(method: "GET", target: "/v1/slow"))
+            })
         first.cancel()
         second.cancel()
 
         #expect(await networkError { _ = try await first.value }?.code == .cancelled)
         #expect(await networkError { _ = try await second.value }?.code == .cancelled)
-        #expect(await backend.server.waitForEvents { $0.contains(.clientClosedEarly(target: "/v1/slow")) })
+        #expect(
+            await backend.server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
+                $0.contains(.clientClosedEarly(target: "/v1/slow"))
+            })
         #expect(try await client.send(Self.slow) == [Order(id: 1, title: "Tea")])
         #expect(received(backend.server) == 2)
     }
@@ -290,11 +299,17 @@ import Testing
 
         let callers = (0..<3).map { _ in Task { try await client.send(Self.slow) } }
         #expect(await joined(client, 3))
-        #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/slow")) })
+        #expect(
+            await backend.server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
+                $0.contains(.received(method: "GET", target: "/v1/slow"))
+            })
         client.cancelAll()
 
         for caller in callers { #expect(await networkError { _ = try await caller.value }?.code == .cancelled) }
-        #expect(await backend.server.waitForEvents { $0.contains(.clientClosedEarly(target: "/v1/slow")) })
+        #expect(
+            await backend.server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
+                $0.contains(.clientClosedEarly(target: "/v1/slow"))
+            })
         #expect(client.activeRequestCount == 0 && client.sharedTransferWaiters == 0)
 
         let early = Task {
@@ -341,7 +356,7 @@ import Testing
             await gate.arrivals(2)
             second.set()
         }
-        let deadline = ContinuousClock.now + .seconds(2)
+        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
         while !second.isSet, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         gate.open()
 
@@ -414,8 +429,9 @@ import Testing
         let start: @Sendable () async throws -> HTTPResponse = {
             if whileStarting {
                 // The transfer's first steps run on the starter's thread before its task is
-                // known: held there (blocking, so nothing suspends) until the second caller joined.
-                let deadline = ContinuousClock.now + .seconds(5)
+                // known: held there (blocking, so nothing suspends) until the second caller joined
+                // (the limit only ends a wait for one that never joins).
+                let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
                 while transfers.waiterCount < 2, ContinuousClock.now < deadline { usleep(1_000) }
                 if transfers.waiterCount == 2, !transfers.hasStarted(key) { joinedWhileStarting.set() }
             }
@@ -429,7 +445,8 @@ import Testing
                 try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
             }
         }
-        let deadline = ContinuousClock.now + .seconds(5)
+        // Only ends a wait for a caller that never joins or a transfer that never starts.
+        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
 
         let low = join(.background)
         if whileStarting {

@@ -122,11 +122,12 @@ import Testing
             #expect(typed.status == 410)
         }
 
-        backend.server.route("/v1/slow") { _ in LoopbackServer.Response.envelope(data: 1).delayed(by: .seconds(5)) }
+        // Never answered before cancelAll(), however loaded the machine.
+        backend.server.route("/v1/slow") { _ in LoopbackServer.Response.envelope(data: 1).delayed(by: .seconds(60)) }
         let client = backend.client
         let slow = Task { await networkError { _ = try await client.send(Endpoint<Int>.get("slow")) } }
         #expect(
-            await backend.server.waitForEvents {
+            await backend.server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
                 $0.contains(.received(method: .get, target: "/v1/slow"))
             })
         #expect(client.activeRequestCount == 1)

@@ -94,10 +94,17 @@ import Testing
         let leaving = Task { try await client.send(data) }
         await gate.arrivals(1)
         let staying = Task { try await client.send(data) }
-        #expect(await server.waitForEvents { $0.filter { if case .answered = $0 { true } else { false } }.count == 2 })
+        #expect(
+            await server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
+                $0.filter { if case .answered = $0 { true } else { false } }.count == 2
+            })
 
         leaving.cancel()
-        let left = await result(within: .seconds(2)) { await networkError { _ = try await leaving.value } }
+        // The refresh is held at the gate until after this, so an answer at all proves the
+        // caller did not wait for it; the limit only ends a wait that would never end.
+        let left = await result(within: .seconds(10) * TestTiming.scale) {
+            await networkError { _ = try await leaving.value }
+        }
         gate.open()
 
         #expect(left??.code == .cancelled, "answered before the refresh ended: \(String(describing: left))")
@@ -130,7 +137,10 @@ import Testing
             ])
         let data = Endpoint<String>.get("data").sharingIdenticalRequests(false)
         let requests = (0..<5).map { _ in Task { try await client.send(data) } }
-        #expect(await server.waitForEvents { $0.filter { if case .answered = $0 { true } else { false } }.count == 5 })
+        #expect(
+            await server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) {
+                $0.filter { if case .answered = $0 { true } else { false } }.count == 5
+            })
         gate.open()
         for request in requests {
             let error = await networkError { _ = try await request.value }
@@ -220,7 +230,11 @@ import Testing
         await gate.arrivals(1)
 
         request.cancel()
-        let error = await result(within: .seconds(2)) { await networkError { _ = try await request.value } }
+        // The re-login is held at the gate until after this: an answer at all proves the caller
+        // did not wait for it.
+        let error = await result(within: .seconds(10) * TestTiming.scale) {
+            await networkError { _ = try await request.value }
+        }
         gate.open()
 
         #expect(error??.code == .cancelled, "\(String(describing: error))")

@@ -4,7 +4,8 @@
     import Testing
 
     /// The Linux monitor against a real network namespace made by the test: offline → online
-    /// (link up, address, default route) → offline (link down), each seen within a second.
+    /// (link up, address, default route) → offline (link down), each seen as it happens (the
+    /// monitor reads netlink's notices; it does not poll).
     @Suite struct NetlinkReachabilityTests {
         /// Whether this machine can make network namespaces: root and `ip` (CI has both).
         static let canMakeNamespaces = getuid() == 0 && FileManager.default.isExecutableFile(atPath: ip)
@@ -35,9 +36,12 @@
             _ = try? Subprocess.exitStatus(ip, ["netns", "del", name])
         }
 
-        /// Waits up to `limit` for the monitor to report `expected`; returns how long it took.
+        /// Waits up to `limit` for the monitor to report `expected`; returns how long it took. The
+        /// monitor hears of a change at once, but a loaded machine can be slow to run it: the
+        /// limit only ends a wait for a change it never reports.
         private static func time(
-            until expected: ReachabilityStatus, in monitor: NetlinkReachability, limit: Duration = .seconds(1)
+            until expected: ReachabilityStatus, in monitor: NetlinkReachability,
+            limit: Duration = .seconds(10) * TestTiming.scale
         ) async -> Duration? {
             let start = ContinuousClock.now
             return await withTaskGroup(of: Duration?.self) { group in
@@ -58,7 +62,7 @@
         }
 
         @Test(
-            "a namespace goes offline → online → offline and the monitor follows within a second",
+            "a namespace goes offline → online → offline and the monitor follows each change",
             .enabled(if: canMakeNamespaces, "needs root and iproute2 to make a network namespace"))
         func namespace() async throws {
             let (name, monitor) = try await Self.makeNamespace()

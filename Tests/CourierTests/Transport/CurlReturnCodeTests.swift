@@ -20,7 +20,9 @@
         ) async throws -> Result<Int, NetworkError> {
             let transport = try CurlTransport(options: .init(tls: tls), faults: faults)
             var request = HTTPRequest(method: .get, url: server.baseURL.appendingPathComponent("x"))
-            request.timeout = .seconds(10)
+            // Only ends a hang: longer than any wait below, so a caller answered at its deadline
+            // rather than at once shows.
+            request.timeout = .seconds(60) * TestTiming.scale
             do {
                 return .success(try await transport.send(request).status)
             } catch let error as NetworkError {
@@ -78,7 +80,9 @@
             let server = try FaultServer(Self.answer)
             defer { server.stop() }
             let badEasyHandle: Int32 = 2
-            let outcome = await result(within: .seconds(3)) {
+            // The limit only ends a wait for an answer that never comes (a loaded machine can be
+            // seconds late with one that does).
+            let outcome = await result(within: .seconds(30) * TestTiming.scale) {
                 try? await Self.send(CurlFaults(addHandleResult: badEasyHandle), to: server)
             }
             #expect(outcome??.error?.code == .transport, "\(String(describing: outcome))")
