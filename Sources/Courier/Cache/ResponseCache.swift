@@ -10,7 +10,8 @@ import Foundation
 /// Every key also holds the session's identity, which `identity` gives (the signed-in user's
 /// ID, say), so one user's answers are not given to another: an answer is stored only if the
 /// identity is the same when it arrives as when the request left, and no purge happened in
-/// between. When `identity` throws, the request goes to the network and nothing is stored.
+/// between. An answer that arrives after the answer to an identical request that left later
+/// was stored is not stored over it. When `identity` throws, the request goes to the network and nothing is stored.
 /// Return `nil` only while nobody is signed in: answers stored then are anyone's. It must
 /// name the user whose token requests carry at that moment: change it in the same step as the
 /// token, at login and at logout.
@@ -31,8 +32,8 @@ public struct ResponseCache: Sendable {
     /// Where the answers are kept.
     public let store: any CacheStore
     private let identity: @Sendable () async throws -> String?
-    /// Counts purges, so an answer to a request that left before one is not stored after it.
-    private let purges = PurgeCounter()
+    /// Counts purges and orders requests, shared by every copy of the cache.
+    private let ledger = CacheLedger()
     /// The clock entries are stored and aged by.
     let now: @Sendable () -> Date
 
@@ -61,18 +62,19 @@ public struct ResponseCache: Sendable {
     /// stored afterwards.
     /// - Throws: What the store throws when it cannot remove them.
     public func removeAll() async throws {
-        purges.increment()
+        ledger.purge()
         try await store.removeAll()
     }
 
     // MARK: - Keys and entries
 
-    /// Where a request's answer is found and stored: its key, and the session and purge count
-    /// it was made in.
+    /// Where a request's answer is found and stored: its key, the session and purge count it
+    /// was made in, and its place among the requests of this cache.
     struct Ticket: Sendable {
         let key: CacheKey
         let identity: String?
         let purge: Int
+        let order: UInt64
 
         /// The session it was made in, for matching identical requests in flight (see
         /// ``ResponseCache/sharingScope()``).
@@ -88,20 +90,20 @@ public struct ResponseCache: Sendable {
         guard method == .get || method == .head || (method == .post && request.isIdempotent),
             let parts = RequestDigest.parts(of: request)
         else { return nil }
-        let purge = purges.value
+        let (purge, order) = ledger.begin()
         let session: String?
         do { session = try await identity() } catch { return nil }
         let headers = request.headers.fields.map { "\($0.name.lowercased()): \($0.value)" }.sorted()
         let owner = session.map { "user " + $0 } ?? "nobody"
         let key = RequestDigest.key("courier-cache-1", [owner] + parts + headers + variant)
-        return Ticket(key: key, identity: session, purge: purge)
+        return Ticket(key: key, identity: session, purge: purge, order: order)
     }
 
     /// The session a request is made in, for matching identical requests in flight: who it
     /// belongs to and the purges so far, so that requests of two sessions, or from either side
     /// of a purge (a logout), never share a transfer. `nil` when the identity cannot be read.
     func sharingScope() async -> String? {
-        let purge = purges.value
+        let purge = ledger.purges
         do {
             return Self.scope(purge: purge, identity: try await identity())
         } catch {
@@ -118,7 +120,7 @@ public struct ResponseCache: Sendable {
     /// same values) and no purge happened since the ticket was made (a read that began before
     /// a purge may still find the file it removes).
     func response(for ticket: Ticket, answering request: HTTPRequest) async -> CachedResponse? {
-        guard let stored = try? await store.response(for: ticket.key), purges.value == ticket.purge else { return nil }
+        guard let stored = try? await store.response(for: ticket.key), ledger.purges == ticket.purge else { return nil }
         for (name, value) in stored.varyingHeaders where (request.headers[name] ?? "") != value {
             return nil
         }
@@ -127,20 +129,21 @@ public struct ResponseCache: Sendable {
 
     /// Stores the answer to `request` under its ticket, unless it may not be stored (then the
     /// entry there goes), the session changed (or its identity cannot be read now), a purge
-    /// happened since the request left, or another caller of the transfer it shared stores it.
+    /// happened since the request left, another caller of the transfer it shared stores it, or
+    /// the answer to an identical request that left later was stored or removed the entry.
     /// - Returns: The entry made of the answer (stored or not), or `nil` when it may not be
     ///   stored.
     @discardableResult
     func save(_ response: HTTPResponse, answering request: HTTPRequest, ticket: Ticket) async -> CachedResponse? {
         guard let entry = entry(for: response, answering: request) else {
-            try? await store.removeResponse(for: ticket.key)
+            await remove(ticket)
             return nil
         }
-        guard purges.value == ticket.purge else { return entry }
+        guard ledger.purges == ticket.purge else { return entry }
         // One caller of a shared transfer stores its answer for all (its callers are of one
         // session, so only that one asks the identity again).
         if let mark = response.sharedTransfer, !mark.claim(ticket.key) { return entry }
-        guard await isSession(ticket.identity) else { return entry }
+        guard await isSession(ticket.identity), ledger.claim(ticket.key, order: ticket.order) else { return entry }
         if response.sharedTransfer != nil {
             // In a task of its own: the others count on it, so this caller's cancellation does
             // not stop the write.
@@ -149,7 +152,7 @@ public struct ResponseCache: Sendable {
             try? await store.store(entry, for: ticket.key)
         }
         // A purge that began while the entry was written removes it again.
-        if purges.value != ticket.purge { try? await store.removeResponse(for: ticket.key) }
+        if ledger.purges != ticket.purge { try? await store.removeResponse(for: ticket.key) }
         return entry
     }
 
@@ -158,8 +161,11 @@ public struct ResponseCache: Sendable {
         do { return try await self.identity() == identity } catch { return false }
     }
 
-    /// Removes the entry of a ticket: the server says the resource is gone.
+    /// Removes the entry of a ticket (the server says the resource is gone, or its answer may
+    /// not be stored), unless the answer to an identical request that left later was stored or
+    /// removed it.
     func remove(_ ticket: Ticket) async {
+        guard ledger.claim(ticket.key, order: ticket.order) else { return }
         try? await store.removeResponse(for: ticket.key)
     }
 
@@ -210,13 +216,52 @@ public struct ResponseCache: Sendable {
     }
 }
 
-/// A count of purges, shared by every copy of a ``ResponseCache``.
+/// What every copy of a ``ResponseCache`` shares: how many purges happened, so an answer to a
+/// request that left before one is not stored after it; and, for each key, the newest request
+/// whose answer was stored or removed, so a late answer to an older request does not replace it.
 ///
-/// `@unchecked Sendable`: `count` is guarded by `lock`.
-private final class PurgeCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
+/// `@unchecked Sendable`: every property is guarded by `lock`.
+private final class CacheLedger: @unchecked Sendable {
+    /// Keys remembered at most; past it the older half is forgotten. A request still in flight
+    /// while answers for that many other keys were stored may then replace a newer answer, as
+    /// it would without the ledger.
+    static let remembered = 4_096
 
-    var value: Int { lock.withLock { count } }
-    func increment() { lock.withLock { count += 1 } }
+    private let lock = NSLock()
+    private var purgeCount = 0
+    private var issued: UInt64 = 0
+    private var newest: [CacheKey: UInt64] = [:]
+
+    /// The purges so far.
+    var purges: Int { lock.withLock { purgeCount } }
+
+    /// Counts a purge: what was known about stored answers is gone with them.
+    func purge() {
+        lock.withLock {
+            purgeCount += 1
+            newest = [:]
+        }
+    }
+
+    /// The purges so far and a new request's place among the requests of the cache.
+    func begin() -> (purges: Int, order: UInt64) {
+        lock.withLock {
+            issued += 1
+            return (purgeCount, issued)
+        }
+    }
+
+    /// Whether the request in place `order` may write `key`: no request that began later did.
+    /// When it may, it is now the newest for that key.
+    func claim(_ key: CacheKey, order: UInt64) -> Bool {
+        lock.withLock {
+            if let latest = newest[key], latest > order { return false }
+            newest[key] = order
+            if newest.count > Self.remembered {
+                let kept = newest.sorted { $0.value > $1.value }.prefix(Self.remembered / 2)
+                newest = Dictionary(uniqueKeysWithValues: Array(kept))
+            }
+            return true
+        }
+    }
 }

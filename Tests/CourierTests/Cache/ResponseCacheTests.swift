@@ -358,6 +358,37 @@ import Testing
         _ = try await request.value
     }
 
+    @Test(
+        "a late answer to a request that left first does not replace, nor remove, the stored answer to a later one",
+        arguments: [200, 404])
+    func lateAnswer(status: Int) async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let counter = Counter()
+        let gate = Gate()
+        backend.server.route("/v1/orders") { _ in
+            let id = counter.increment()
+            guard id == 1 else { return .envelope(data: [Order(id: id, title: "Tea")]) }
+            await gate.pass()
+            return status == 200 ? .envelope(data: [Order(id: 1, title: "Tea")]) : .init(status: status)
+        }
+        // Not shared, so the second request is a transfer of its own.
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(600)))
+            .sharingIdenticalRequests(false)
+
+        let first = Task { try await backend.client.reply(to: endpoint) }
+        await gate.arrivals(1)
+        let second = try await backend.client.reply(to: endpoint)
+        gate.open()
+        let late = try? await first.value
+        let third = try await backend.client.reply(to: endpoint)
+
+        #expect(second.value.first?.id == 2)
+        #expect(late?.value.first?.id == (status == 200 ? 1 : nil), "the late caller gets its own answer")
+        #expect(third.cached != nil && third.value.first?.id == 2, "the later answer stays")
+        #expect(backend.server.requests.count == 2)
+    }
+
     /// A memory store whose reads, once `held` is set, wait at `gate` after finding the entry:
     /// a disk read that opened the file just before a purge removed it.
     final class HeldStore: CacheStore, @unchecked Sendable {
