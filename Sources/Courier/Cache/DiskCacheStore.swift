@@ -263,20 +263,12 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     }
 
     /// Drops the least recently used entries (never `kept`) until the store is within its
-    /// limit, and returns their keys for their files to be removed. Usually one goes: the
-    /// oldest, found in one pass; when more must, one sort. Called with `lock` held.
+    /// limit, and returns their keys for their files to be removed. Called with `lock` held.
     private func evict(keeping kept: CacheKey) -> [CacheKey] {
-        var evicted: [CacheKey] = []
-        if total > limit, let oldest = index.min(by: { $0.value.lastUse < $1.value.lastUse }), oldest.key != kept {
-            forget(oldest.key)
-            evicted.append(oldest.key)
-        }
-        guard total > limit else { return evicted }
-        for (key, _) in index.sorted(by: { $0.value.lastUse < $1.value.lastUse }) where total > limit && key != kept {
-            forget(key)
-            evicted.append(key)
-        }
-        return evicted
+        let victims = LeastRecentlyUsed.victims(
+            of: index, excess: total - limit, keeping: kept, size: { $0.bytes }, lastUse: { $0.lastUse })
+        for key in victims { forget(key) }
+        return victims
     }
 
     /// Writes `data` to a new file at `url` (0600, never through a link); makes the directory

@@ -61,16 +61,11 @@ public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
             clock += 1
             entries[key] = (response, clock)
             total += size
-            // Usually one entry goes: the oldest, found in one pass. When more must, one sort.
-            if total > limit, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
-                entries[oldest.key] = nil
-                total -= Self.size(of: oldest.value.response)
-            }
-            guard total > limit else { return }
-            for (oldKey, old) in entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
-                guard total > limit else { break }
-                entries[oldKey] = nil
-                total -= Self.size(of: old.response)
+            let victims = LeastRecentlyUsed.victims(
+                of: entries, excess: total - limit, keeping: key, size: { Self.size(of: $0.response) },
+                lastUse: { $0.lastUse })
+            for victim in victims {
+                if let old = entries.removeValue(forKey: victim) { total -= Self.size(of: old.response) }
             }
         }
     }
