@@ -11,16 +11,11 @@
 /// ```
 ///
 /// Every other layer still runs (common parameters, signing, logging, …), and the request
-/// counts among the client's requests in flight (``NetworkClient/cancelAll()`` cancels it). A
-/// layer's handle belongs to the request the layer handles: once ``NetworkClient/cancelAll()``
-/// ran after that request began, what is sent through it throws
-/// ``NetworkError/Code/cancelled`` and is not sent.
+/// counts among the client's requests in flight (``NetworkClient/cancelAll()`` cancels it).
 public struct ClientHandle: Sendable {
     private let client: NetworkClient
     /// The layers a request sent through this handle skips, besides its endpoint's own.
     public let skippedLayers: Set<InterceptorLayer>
-    /// ``NetworkClient/requestGeneration`` when the request the handle belongs to began.
-    private let generation: UInt64?
 
     /// Creates a handle on `client` that skips `layers`, for testing a token fetch or a
     /// re-login handler of your own; layers get theirs from
@@ -29,15 +24,8 @@ public struct ClientHandle: Sendable {
     ///   - client: The client to send through.
     ///   - layers: The layers to skip.
     public init(client: NetworkClient, skipping layers: Set<InterceptorLayer>) {
-        self.init(client: client, skipping: layers, since: nil)
-    }
-
-    /// A handle whose requests are refused once ``NetworkClient/cancelAll()`` ran after
-    /// `generation`, or never (`nil`).
-    init(client: NetworkClient, skipping layers: Set<InterceptorLayer>, since generation: UInt64?) {
         self.client = client
         self.skippedLayers = layers
-        self.generation = generation
     }
 
     /// Sends an endpoint through the client, skipping ``skippedLayers`` too.
@@ -56,6 +44,6 @@ public struct ClientHandle: Sendable {
     public func reply<Response>(to endpoint: Endpoint<Response>) async throws(NetworkError) -> Reply<Response> {
         var endpoint = endpoint
         endpoint.skippedLayers.formUnion(skippedLayers)
-        return try await client.reply(to: endpoint, since: generation ?? client.requestGeneration)
+        return try await client.reply(to: endpoint)
     }
 }

@@ -77,24 +77,15 @@ public struct InterceptorContext: Sendable {
     /// the caller gets.
     let decoder: JSONDecoder
     private let owner: NetworkClient
-    /// The client's count of ``NetworkClient/cancelAll()`` calls when the request began, so
-    /// that what a layer sends for it is refused after one; `nil` in a context a test made.
-    private let generation: UInt64?
 
     /// Creates the context of a request sent by `client` (the client makes one per request;
     /// tests of a custom layer can too). Whether a request may be sent twice is the request's
     /// own ``HTTPRequest/isIdempotent``.
     /// - Parameter client: The client the request is sent by.
     public init(client: NetworkClient) {
-        self.init(client: client, since: nil)
-    }
-
-    /// The context of a request that began at `generation` (``NetworkClient/requestGeneration``).
-    init(client: NetworkClient, since generation: UInt64?) {
         self.envelope = client.configuration.envelope
         self.decoder = client.decodingContext.decoder
         self.owner = client
-        self.generation = generation
     }
 
     /// The business code of a response whose body is an envelope in ``envelope``'s format, as
@@ -107,15 +98,12 @@ public struct InterceptorContext: Sendable {
     }
 
     /// The client sending this request, for a request of the layer's own (a token fetch, a
-    /// login): requests sent through it skip `layers`, and belong to this request's time: after
-    /// a ``NetworkClient/cancelAll()`` (a logout) none is sent, so a login or a token fetch that
-    /// was under way then cannot bring the old session back. Name at least the calling layer: a
-    /// layer that sends through itself can wait for itself forever (a refresh that needs a
-    /// token).
+    /// login): requests sent through it skip `layers`. Name at least the calling layer: a layer
+    /// that sends through itself can wait for itself forever (a refresh that needs a token).
     /// - Parameter layers: The layers to skip.
     /// - Returns: The handle.
     public func client(skipping layers: Set<InterceptorLayer>) -> ClientHandle {
-        ClientHandle(client: owner, skipping: layers, since: generation)
+        ClientHandle(client: owner, skipping: layers)
     }
 }
 

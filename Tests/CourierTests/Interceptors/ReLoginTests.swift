@@ -59,45 +59,6 @@ import Testing
         }
     }
 
-    @Test("a re-login under way when the app logs out (cancelAll()) sends no login: the old session stays ended")
-    func logoutDuringReLogin() async throws {
-        let server = try LoopbackServer()
-        defer { server.stop() }
-        server.route("/v1/data") { _ in .json(#"{"code":99,"msg":"not logged in"}"#) }
-        server.route("/v1/login") { _ in .envelope(data: "s1") }
-        let session = Session()
-        let started = Gate()
-        let finished = Gate()
-        finished.open()
-        let outcome = Log()
-        let layer = ReLoginInterceptor(codes: [99]) { login in
-            await started.pass()
-            do {
-                await session.set(try await login.client.send(Endpoint<String>.post("login")))
-                outcome.append("logged in")
-            } catch {
-                outcome.append((error as? NetworkError)?.code.rawValue ?? "\(error)")
-            }
-            await finished.pass()
-        }
-        let client = NetworkClient(
-            configuration: .init(
-                baseURL: server.baseURL.appendingPathComponent("v1/"), interceptors: [layer],
-                transport: TestTransport.make()))
-
-        let request = Task { try await client.send(Endpoint<String>.get("data")) }
-        await started.arrivals(1)
-        client.cancelAll()
-        started.open()
-        let error = await networkError { _ = try await request.value }
-        await finished.arrivals(1)
-
-        #expect(error?.code == .cancelled)
-        #expect(outcome.all == ["cancelled"], "the login was refused")
-        #expect(server.requests.filter { $0.path == "/v1/login" }.isEmpty)
-        #expect(await session.value == "none")
-    }
-
     @Test("200 concurrent requests meeting code 99 cause one re-login, and each is replayed once")
     func storm() async throws {
         let backend = try Backend99()
