@@ -10,8 +10,8 @@ import Foundation
 /// Every key also holds the session's identity, which `identity` gives (the signed-in user's
 /// ID, say), so one user's answers are not given to another: an answer is stored only if the
 /// identity is the same when it arrives as when the request left, and no purge happened in
-/// between. An answer that arrives after the answer to an identical request that left later
-/// was stored is not stored over it. When `identity` throws, the request goes to the network and nothing is stored.
+/// between; nor is it stored over the answer to an identical request that began after it.
+/// When `identity` throws, the request goes to the network and nothing is stored.
 /// Return `nil` only while nobody is signed in: answers stored then are anyone's. It must
 /// name the user whose token requests carry at that moment: change it in the same step as the
 /// token, at login and at logout.
@@ -130,7 +130,9 @@ public struct ResponseCache: Sendable {
     /// Stores the answer to `request` under its ticket, unless it may not be stored (then the
     /// entry there goes), the session changed (or its identity cannot be read now), a purge
     /// happened since the request left, another caller of the transfer it shared stores it, or
-    /// the answer to an identical request that left later was stored or removed the entry.
+    /// an identical request that began later stored or removed the entry. Should one write
+    /// meanwhile, the entry is removed: the two writes may land in either order, and a miss is
+    /// better than the older answer.
     /// - Returns: The entry made of the answer (stored or not), or `nil` when it may not be
     ///   stored.
     @discardableResult
@@ -151,8 +153,11 @@ public struct ResponseCache: Sendable {
         } else {
             try? await store.store(entry, for: ticket.key)
         }
-        // A purge that began while the entry was written removes it again.
-        if ledger.purges != ticket.purge { try? await store.removeResponse(for: ticket.key) }
+        // A purge that began while the entry was written removes it again, as does a later
+        // request's write meanwhile (this one may have landed after it).
+        if ledger.purges != ticket.purge || !ledger.isNewest(ticket.key, order: ticket.order) {
+            try? await store.removeResponse(for: ticket.key)
+        }
         return entry
     }
 
@@ -162,8 +167,7 @@ public struct ResponseCache: Sendable {
     }
 
     /// Removes the entry of a ticket (the server says the resource is gone, or its answer may
-    /// not be stored), unless the answer to an identical request that left later was stored or
-    /// removed it.
+    /// not be stored), unless an identical request that began later stored or removed it.
     func remove(_ ticket: Ticket) async {
         guard ledger.claim(ticket.key, order: ticket.order) else { return }
         try? await store.removeResponse(for: ticket.key)
@@ -217,8 +221,9 @@ public struct ResponseCache: Sendable {
 }
 
 /// What every copy of a ``ResponseCache`` shares: how many purges happened, so an answer to a
-/// request that left before one is not stored after it; and, for each key, the newest request
-/// whose answer was stored or removed, so a late answer to an older request does not replace it.
+/// request that left before one is not stored after it; and, for each key, the request that
+/// began last of those that stored or removed its entry, so a late answer to a request that
+/// began earlier does not replace it. Requests are ordered by when their ticket was made.
 ///
 /// `@unchecked Sendable`: every property is guarded by `lock`.
 private final class CacheLedger: @unchecked Sendable {
@@ -263,5 +268,10 @@ private final class CacheLedger: @unchecked Sendable {
             }
             return true
         }
+    }
+
+    /// Whether the request in place `order` is still the newest to have written `key`.
+    func isNewest(_ key: CacheKey, order: UInt64) -> Bool {
+        lock.withLock { (newest[key] ?? order) <= order }
     }
 }

@@ -104,26 +104,33 @@ extension HTTPHeaders {
 
 extension HTTPHeaders {
     /// The parts of a field value between each `separator` (`,` for a list, `;` for
-    /// parameters), with a separator inside a quoted string (`"a, b"`, `"a\"; b"`) kept in its
-    /// part. Parts are not trimmed; empty ones are kept.
+    /// parameters), with a separator inside a quoted value (`a="x, y"`, `a="x\"; y"`) kept in
+    /// its part. A quote opens a quoted value only after a part's `=`; should one never close,
+    /// the value is split at every separator, so a `no-store` after it is still seen. Parts are
+    /// not trimmed; empty ones are kept.
     static func parts(of value: String, separatedBy separator: Character) -> [Substring] {
         var parts: [Substring] = []
         var start = value.startIndex
+        var inValue = false
         var quoted = false
         var escaped = false
         for index in value.indices {
             let character = value[index]
             if escaped {
                 escaped = false
-            } else if quoted, character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                quoted.toggle()
-            } else if character == separator, !quoted {
+            } else if quoted {
+                if character == "\\" { escaped = true } else if character == "\"" { quoted = false }
+            } else if character == "\"", inValue {
+                quoted = true
+            } else if character == "=" {
+                inValue = true
+            } else if character == separator {
                 parts.append(value[start..<index])
                 start = value.index(after: index)
+                inValue = false
             }
         }
+        guard !quoted else { return value.split(separator: separator, omittingEmptySubsequences: false) }
         parts.append(value[start...])
         return parts
     }

@@ -18,7 +18,9 @@ import Foundation
 /// be read, that is more than a year from the device's, or that falls between the moment the
 /// request was signed and the moment its answer arrived (give or take 2 seconds, as `Date` counts
 /// whole seconds), is not used: the refusal is returned as it is, however slow the answer was. A
-/// request is signed again at most once.
+/// request is signed again at most once. So a clock off by less than a request's round trip is
+/// not corrected by that request, and a correction can fall short of the true offset by up to
+/// the round trip: the server's tolerance should be wider than a round trip.
 public struct ClockCorrection: Sendable, Hashable {
     /// Where the answer says what time it is on the server.
     public enum ServerTime: Sendable, Hashable {

@@ -190,7 +190,12 @@ import Testing
 
     @Test(
         "an answer that forbids storing is not stored",
-        arguments: [["Cache-Control": "private, no-store"], ["Vary": "Accept, *"]] as [HTTPHeaders])
+        arguments: [
+            ["Cache-Control": "private, no-store"], ["Vary": "Accept, *"],
+            // A stray or unclosed quote does not hide the directive after it.
+            ["Cache-Control": #"private", no-store"#], ["Cache-Control": #"max-age="60, no-store"#],
+            ["Cache-Control": #"no-cache="Set-Cookie", no-store"#],
+        ] as [HTTPHeaders])
     func forbiddenNotStored(_ headers: HTTPHeaders) async throws {
         let backend = try backend()
         defer { backend.server.stop() }
@@ -387,6 +392,42 @@ import Testing
         #expect(late?.value.first?.id == (status == 200 ? 1 : nil), "the late caller gets its own answer")
         #expect(third.cached != nil && third.value.first?.id == 2, "the later answer stays")
         #expect(backend.server.requests.count == 2)
+    }
+
+    /// A memory store whose first write waits at `gate`: a disk write still under way.
+    final class SlowFirstWriteStore: CacheStore, @unchecked Sendable {
+        let inner = MemoryCacheStore()
+        let writes = Counter()
+        let gate = Gate()
+
+        func response(for key: CacheKey) async -> CachedResponse? { await inner.response(for: key) }
+        func store(_ response: CachedResponse, for key: CacheKey) async {
+            if writes.increment() == 1 { await gate.pass() }
+            await inner.store(response, for: key)
+        }
+        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
+        func removeAll() async { await inner.removeAll() }
+    }
+
+    @Test("an earlier request's write that lands after a later one's leaves no entry, never the earlier answer")
+    func writesLandOutOfOrder() async throws {
+        let store = SlowFirstWriteStore()
+        let backend = try Backend { $0.cache = ResponseCache(store: store) { "ann" } }
+        defer { backend.server.stop() }
+        let counter = Counter()
+        backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.increment(), title: "Tea")]) }
+        let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(600)))
+            .sharingIdenticalRequests(false)
+
+        let first = Task { try await backend.client.reply(to: endpoint) }
+        await store.gate.arrivals(1)
+        let second = try await backend.client.reply(to: endpoint)
+        store.gate.open()
+        _ = try await first.value
+        let third = try await backend.client.reply(to: endpoint)
+
+        #expect(second.value.first?.id == 2)
+        #expect(third.value.first?.id != 1, "the earlier answer is not given as the stored one")
     }
 
     /// A memory store whose reads, once `held` is set, wait at `gate` after finding the entry:

@@ -1,8 +1,9 @@
 import Foundation
 
-/// This process's TCP connections to a loopback port, read from `/proc/net/tcp`: how a test
-/// sees that a transport closed a connection it gave up on (a descriptor kept open shows as
-/// `ESTABLISHED` or, once the server closed its side, `CLOSE_WAIT`).
+/// The TCP connections to a loopback port in this network namespace, read from
+/// `/proc/net/tcp`: how a test sees that a transport closed a connection it gave up on (a
+/// descriptor kept open shows as `ESTABLISHED` or, once the server closed its side,
+/// `CLOSE_WAIT`). Linux only: where the table cannot be read, every count is 0.
 enum OpenSockets {
     /// The whole of `/proc/net/tcp`, read to its end: /proc files report no size, and a one-shot
     /// read stops at 4 KB, which leaves out every connection past the first few dozen.
@@ -21,7 +22,7 @@ enum OpenSockets {
         }.count
     }
 
-    /// How many bytes wait unread on this process's open connections to 127.0.0.1:`port`: what
+    /// How many bytes wait unread on the open connections to 127.0.0.1:`port`: what
     /// the server sent that the client has not read (the `rx_queue` column).
     static func unreadBytes(from port: Int) -> Int {
         guard let table = table() else { return 0 }
