@@ -70,7 +70,14 @@ public actor NetworkClient {
     public nonisolated func reply<Response>(to endpoint: Endpoint<Response>) async throws(NetworkError)
         -> Reply<Response>
     {
-        let generation = requestGeneration
+        try await reply(to: endpoint, since: requestGeneration)
+    }
+
+    /// ``reply(to:)`` for a request that began at `generation` (``requestGeneration``): one
+    /// that began before a ``cancelAll()`` is not sent.
+    nonisolated func reply<Response>(to endpoint: Endpoint<Response>, since generation: UInt64)
+        async throws(NetworkError) -> Reply<Response>
+    {
         let request = try makeRequest(endpoint)
         guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly else {
             return try await networkReply(to: endpoint, request: request, since: generation)
@@ -185,7 +192,7 @@ public actor NetworkClient {
         _ request: HTTPRequest, of endpoint: Endpoint<Response>, since generation: UInt64, scope: String? = nil,
         finish: @escaping @Sendable (HTTPResponse) throws -> Value
     ) async throws(NetworkError) -> Value {
-        let context = InterceptorContext(client: self)
+        let context = InterceptorContext(client: self, since: generation)
         let skipped = endpoint.skippedLayers
         var sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped) : nil
         if sharing != nil, let cache = configuration.cache {

@@ -12,10 +12,15 @@
 ///
 /// Every other layer still runs (common parameters, signing, logging, …), and the request
 /// counts among the client's requests in flight (``NetworkClient/cancelAll()`` cancels it).
+/// The handle a re-login handler gets sends nothing once ``NetworkClient/cancelAll()`` ran
+/// after the request that asked for the login began (see ``ReLogin/client``).
 public struct ClientHandle: Sendable {
     private let client: NetworkClient
     /// The layers a request sent through this handle skips, besides its endpoint's own.
     public let skippedLayers: Set<InterceptorLayer>
+    /// ``NetworkClient/requestGeneration`` when the request the handle was made for began
+    /// (what is sent through it is refused once it changed), or `nil` for no such limit.
+    private let generation: UInt64?
 
     /// Creates a handle on `client` that skips `layers`, for testing a token fetch or a
     /// re-login handler of your own; layers get theirs from
@@ -24,8 +29,28 @@ public struct ClientHandle: Sendable {
     ///   - client: The client to send through.
     ///   - layers: The layers to skip.
     public init(client: NetworkClient, skipping layers: Set<InterceptorLayer>) {
+        self.init(client: client, skipping: layers, since: nil)
+    }
+
+    /// A handle whose requests are refused once ``NetworkClient/cancelAll()`` ran after
+    /// `generation`, or never (`nil`).
+    init(client: NetworkClient, skipping layers: Set<InterceptorLayer>, since generation: UInt64?) {
         self.client = client
         self.skippedLayers = layers
+        self.generation = generation
+    }
+
+    /// Whether ``NetworkClient/cancelAll()`` ran since the request the handle was made for
+    /// began, so that nothing is sent through it any more.
+    var isPastCancelAll: Bool {
+        generation.map { $0 != client.requestGeneration } ?? false
+    }
+
+    /// Whether requests sent through this handle and through `other` belong to the same time:
+    /// no ``NetworkClient/cancelAll()`` ran between the requests they were made for.
+    func isOfSameTime(as other: ClientHandle) -> Bool {
+        guard let generation, let theirs = other.generation else { return true }
+        return generation == theirs
     }
 
     /// Sends an endpoint through the client, skipping ``skippedLayers`` too.
@@ -44,6 +69,6 @@ public struct ClientHandle: Sendable {
     public func reply<Response>(to endpoint: Endpoint<Response>) async throws(NetworkError) -> Reply<Response> {
         var endpoint = endpoint
         endpoint.skippedLayers.formUnion(skippedLayers)
-        return try await client.reply(to: endpoint)
+        return try await client.reply(to: endpoint, since: generation ?? client.requestGeneration)
     }
 }

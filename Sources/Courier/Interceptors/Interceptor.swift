@@ -77,15 +77,24 @@ public struct InterceptorContext: Sendable {
     /// the caller gets.
     let decoder: JSONDecoder
     private let owner: NetworkClient
+    /// The client's count of ``NetworkClient/cancelAll()`` calls when the request began; `nil`
+    /// in a context a test made.
+    private let generation: UInt64?
 
     /// Creates the context of a request sent by `client` (the client makes one per request;
     /// tests of a custom layer can too). Whether a request may be sent twice is the request's
     /// own ``HTTPRequest/isIdempotent``.
     /// - Parameter client: The client the request is sent by.
     public init(client: NetworkClient) {
+        self.init(client: client, since: nil)
+    }
+
+    /// The context of a request that began at `generation` (``NetworkClient/requestGeneration``).
+    init(client: NetworkClient, since generation: UInt64?) {
         self.envelope = client.configuration.envelope
         self.decoder = client.decodingContext.decoder
         self.owner = client
+        self.generation = generation
     }
 
     /// The business code of a response whose body is an envelope in ``envelope``'s format, as
@@ -104,6 +113,13 @@ public struct InterceptorContext: Sendable {
     /// - Returns: The handle.
     public func client(skipping layers: Set<InterceptorLayer>) -> ClientHandle {
         ClientHandle(client: owner, skipping: layers)
+    }
+
+    /// ``client(skipping:)``, whose requests are refused once ``NetworkClient/cancelAll()`` ran
+    /// after this request began: for a login, which must not bring back a session the app
+    /// ended meanwhile.
+    func clientOfThisRequest(skipping layers: Set<InterceptorLayer>) -> ClientHandle {
+        ClientHandle(client: owner, skipping: layers, since: generation)
     }
 }
 

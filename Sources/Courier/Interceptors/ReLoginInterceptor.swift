@@ -12,6 +12,11 @@ import Foundation
 /// stops waiting at once (the re-login goes on for the others), and at most `limit` re-logins
 /// start per `window`, so a backend that keeps asking cannot loop the app through its login.
 ///
+/// A re-login under way when the app logs out (``NetworkClient/cancelAll()``) cannot bring the
+/// old session back: what the handler sends through its handle after that is refused with
+/// ``NetworkError/Code/cancelled``, the re-login ends without announcing an end of session, and
+/// a request sent after the logout that asks for a login gets a re-login of its own.
+///
 /// The handler is told which answer asked for the login (99 "not logged in" may want a silent
 /// re-login, 500 "logged in elsewhere" a dialog) and gets a handle on the same client that skips
 /// this layer and the token layer, for the login call. When many requests ask at once, the
@@ -77,7 +82,7 @@ public struct ReLoginInterceptor: Interceptor {
         }
         let cause = ReLogin(
             status: response.status, businessCode: context.businessCode(in: response),
-            client: context.client(skipping: [.reLogin, .token]))
+            client: context.clientOfThisRequest(skipping: [.reLogin, .token]))
         do {
             try await coordinator.reLogin(after: seen, cause: cause)
         } catch let error as NetworkError where error.code == .cancelled {
@@ -131,7 +136,8 @@ public struct ReLoginInterceptor: Interceptor {
         private let events: SessionEvents?
         private let limit: Int
         private let window: Duration
-        private var running: SharedOutcome<Void>?
+        /// The re-login under way, and the handle its handler logs in with.
+        private var running: (outcome: SharedOutcome<Void>, client: ClientHandle)?
         private var starts: [ContinuousClock.Instant] = []
         private var generation = 0
         private var ended = 0
@@ -156,9 +162,20 @@ public struct ReLoginInterceptor: Interceptor {
         }
 
         /// Ensures a re-login newer than `seen` has succeeded: joins the running one, returns at
-        /// once if one succeeded since, or starts one (within the budget) for `cause`.
+        /// once if one succeeded since, or starts one (within the budget) for `cause`. A
+        /// re-login that began before a ``NetworkClient/cancelAll()`` that this request began
+        /// after is not joined (its login is refused): the request waits for it to end, then
+        /// decides afresh.
         func reLogin(after seen: Session, cause: ReLogin) async throws {
-            if let running { return try await running.value(whileWaitingFor: "the re-login") }
+            while let current = running {
+                if current.client.isOfSameTime(as: cause.client) {
+                    return try await current.outcome.value(whileWaitingFor: "the re-login")
+                }
+                _ = try? await current.outcome.value(whileWaitingFor: "the re-login")
+                if Task.isCancelled {
+                    throw NetworkError(.cancelled, "The request was cancelled while waiting for the re-login.")
+                }
+            }
             guard generation == seen.generation else { return }
             guard ended == seen.ended else {
                 throw NetworkError(.sessionExpired, "The session ended while this request was under way.")
@@ -176,14 +193,14 @@ public struct ReLoginInterceptor: Interceptor {
             count += 1
             events?.send(.reLoginNeeded)
             let shared = SharedOutcome<Void>()
-            running = shared
+            running = (shared, cause.client)
             // A task of its own: the re-login outlives any one caller's cancellation.
             Task { [handler, session] in
                 do {
                     try await handler(cause)
                     self.succeeded(shared)
                 } catch {
-                    self.failed(shared, error, startedIn: session)
+                    self.failed(shared, error, startedIn: session, at: now, cancelledAll: cause.client.isPastCancelAll)
                 }
             }
             try await shared.value(whileWaitingFor: "the re-login")
@@ -196,8 +213,20 @@ public struct ReLoginInterceptor: Interceptor {
             shared.finish(.success(()))
         }
 
-        private func failed(_ shared: SharedOutcome<Void>, _ error: any Error, startedIn session: Session) {
+        /// Ends a re-login that failed. When ``NetworkClient/cancelAll()`` ran since its request
+        /// began, the app ended the session itself (a logout): no end is announced, the
+        /// attempt does not count against the limit, and its callers are cancelled.
+        private func failed(
+            _ shared: SharedOutcome<Void>, _ error: any Error, startedIn session: Session,
+            at start: ContinuousClock.Instant, cancelledAll: Bool
+        ) {
             running = nil
+            if cancelledAll {
+                if let index = starts.firstIndex(of: start) { starts.remove(at: index) }
+                shared.finish(
+                    .failure(NetworkError(.cancelled, "cancelAll() ran while logging in again.", underlying: error)))
+                return
+            }
             expire(session)
             shared.finish(.failure(NetworkError(.sessionExpired, "Logging in again failed.", underlying: error)))
         }
@@ -247,7 +276,10 @@ public struct ReLogin: Sendable {
     /// Its business code (99 "not logged in", 500 "logged in elsewhere", …), if its body is an
     /// envelope.
     public let businessCode: BusinessCode?
-    /// The client the layer belongs to, skipping the re-login and token layers.
+    /// The client the layer belongs to, skipping the re-login and token layers. What is sent
+    /// through it once ``NetworkClient/cancelAll()`` ran (a logout) after the request that asked
+    /// for the login began is refused with ``NetworkError/Code/cancelled``: log in through it,
+    /// not through a client of your own, so a logout stops the login.
     public let client: ClientHandle
 
     /// Creates the value a handler gets, for testing a handler of your own.

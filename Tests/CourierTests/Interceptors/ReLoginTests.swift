@@ -59,6 +59,61 @@ import Testing
         }
     }
 
+    @Test(
+        "a re-login under way when the app logs out (cancelAll()) sends no login and announces no end; a request after the logout logs in on its own"
+    )
+    func logoutDuringReLogin() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.route("/v1/data") { request in
+            request.headers["session"] == "s1" ? .envelope(data: "ok") : .json(#"{"code":99,"msg":"not logged in"}"#)
+        }
+        server.route("/v1/login") { _ in .envelope(data: "s1") }
+        let session = Session()
+        let events = SessionEvents()
+        let observed = events.updates()
+        let calls = Counter()
+        let started = Gate()
+        let outcome = Log()
+        let layer = ReLoginInterceptor(codes: [99], events: events) { login in
+            if calls.increment() == 1 { await started.pass() }
+            do {
+                await session.set(try await login.client.send(Endpoint<String>.post("login")))
+                outcome.append("logged in")
+            } catch {
+                outcome.append((error as? NetworkError)?.code.rawValue ?? "\(error)")
+                throw error
+            }
+        }
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: server.baseURL.appendingPathComponent("v1/"),
+                interceptors: [layer, .headers(computed: { _ in ["session": await session.value] })],
+                transport: TestTransport.make()))
+        let data = Endpoint<String>.get("data").sharingIdenticalRequests(false)
+
+        let before = Task { try await client.send(data) }
+        await started.arrivals(1)
+        client.cancelAll()
+        let after = Task { try await client.send(data) }
+        #expect(
+            await server.waitForEvents(timeout: .seconds(30) * TestTiming.scale) { events in
+                events.filter { $0 == .received(method: "GET", target: "/v1/data") }.count == 2
+            })
+        started.open()
+        let error = await networkError { _ = try await before.value }
+        let answer = try await after.value
+
+        #expect(error?.code == .cancelled)
+        #expect(answer == "ok", "the request after the logout logged in on its own")
+        #expect(outcome.all == ["cancelled", "logged in"], "the first login was refused")
+        #expect(server.requests.filter { $0.path == "/v1/login" }.count == 1)
+        #expect(
+            await SessionRaceTests.drain(observed) == [.reLoginNeeded, .reLoginNeeded, .reLoginSucceeded],
+            "no end of session was announced")
+        #expect(await layer.reLoginCount == 2)
+    }
+
     @Test("200 concurrent requests meeting code 99 cause one re-login, and each is replayed once")
     func storm() async throws {
         let backend = try Backend99()
