@@ -156,7 +156,8 @@ public struct ResponseCache: Sendable {
         // A purge that began while the entry was written removes it again, as does a later
         // request's write meanwhile (this one may have landed after it).
         if ledger.purges != ticket.purge || !ledger.isNewest(ticket.key, order: ticket.order) {
-            try? await store.removeResponse(for: ticket.key)
+            // In a task of its own, so a cancelled caller cannot leave the entry in place.
+            await Task { [store] in try? await store.removeResponse(for: ticket.key) }.value
         }
         return entry
     }

@@ -12,10 +12,13 @@ import Foundation
 /// stops waiting at once (the re-login goes on for the others), and at most `limit` re-logins
 /// start per `window`, so a backend that keeps asking cannot loop the app through its login.
 ///
-/// A re-login under way when the app logs out (``NetworkClient/cancelAll()``) cannot bring the
-/// old session back: what the handler sends through its handle after that is refused with
-/// ``NetworkError/Code/cancelled``, the re-login ends without announcing an end of session, and
-/// a request sent after the logout that asks for a login gets a re-login of its own.
+/// A re-login under way when the app logs out (``NetworkClient/cancelAll()``) sends no login
+/// afterwards: what the handler sends through ``ReLogin/client`` then is refused with
+/// ``NetworkError/Code/cancelled``. That re-login ends without a ``SessionEvent`` and without
+/// replaying anything, whatever the handler did; a request made after the logout that asks
+/// for a login does not wait for it, but gets a re-login of its own. The handle guards what is
+/// sent, not what the handler stores: store the new credential with
+/// ``TokenStore/replaceCredential(_:with:)`` so a logout in between wins.
 ///
 /// The handler is told which answer asked for the login (99 "not logged in" may want a silent
 /// re-login, 500 "logged in elsewhere" a dialog) and gets a handle on the same client that skips
@@ -70,7 +73,8 @@ public struct ReLoginInterceptor: Interceptor {
     ///   - next: The inner layers.
     /// - Returns: The response.
     /// - Throws: ``NetworkError/Code/sessionExpired``; ``NetworkError/Code/cancelled`` when the
-    ///   caller is cancelled while a re-login runs; whatever `next` throws.
+    ///   caller is cancelled while a re-login runs, or ``NetworkClient/cancelAll()`` ran since
+    ///   the request began; whatever `next` throws.
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
@@ -162,19 +166,19 @@ public struct ReLoginInterceptor: Interceptor {
         }
 
         /// Ensures a re-login newer than `seen` has succeeded: joins the running one, returns at
-        /// once if one succeeded since, or starts one (within the budget) for `cause`. A
-        /// re-login that began before a ``NetworkClient/cancelAll()`` that this request began
-        /// after is not joined (its login is refused): the request waits for it to end, then
-        /// decides afresh.
+        /// once if one succeeded since, or starts one (within the budget) for `cause`. A request
+        /// from before a ``NetworkClient/cancelAll()`` (a logout) starts none; one from after it
+        /// does not join a re-login from before it (whose login is refused), but leaves that one
+        /// to end on its own and starts its own.
         func reLogin(after seen: Session, cause: ReLogin) async throws {
-            while let current = running {
+            guard !cause.client.isPastCancelAll, !Task.isCancelled else {
+                throw NetworkError(.cancelled, "The request was cancelled before logging in again.")
+            }
+            if let current = running {
                 if current.client.isOfSameTime(as: cause.client) {
                     return try await current.outcome.value(whileWaitingFor: "the re-login")
                 }
-                _ = try? await current.outcome.value(whileWaitingFor: "the re-login")
-                if Task.isCancelled {
-                    throw NetworkError(.cancelled, "The request was cancelled while waiting for the re-login.")
-                }
+                running = nil
             }
             guard generation == seen.generation else { return }
             guard ended == seen.ended else {
@@ -196,39 +200,36 @@ public struct ReLoginInterceptor: Interceptor {
             running = (shared, cause.client)
             // A task of its own: the re-login outlives any one caller's cancellation.
             Task { [handler, session] in
-                do {
-                    try await handler(cause)
-                    self.succeeded(shared)
-                } catch {
-                    self.failed(shared, error, startedIn: session, at: now, cancelledAll: cause.client.isPastCancelAll)
-                }
+                var failure: (any Error)?
+                do { try await handler(cause) } catch { failure = error }
+                self.ended(shared, failure, startedIn: session, at: now, cancelledAll: cause.client.isPastCancelAll)
             }
             try await shared.value(whileWaitingFor: "the re-login")
         }
 
-        private func succeeded(_ shared: SharedOutcome<Void>) {
-            running = nil
-            generation += 1
-            events?.send(.reLoginSucceeded)
-            shared.finish(.success(()))
-        }
-
-        /// Ends a re-login that failed. When ``NetworkClient/cancelAll()`` ran since its request
-        /// began, the app ended the session itself (a logout): no end is announced, the
-        /// attempt does not count against the limit, and its callers are cancelled.
-        private func failed(
-            _ shared: SharedOutcome<Void>, _ error: any Error, startedIn session: Session,
+        /// Ends a re-login, with the handler's `failure` if it failed. When
+        /// ``NetworkClient/cancelAll()`` ran since its request began, the app ended the session
+        /// itself (a logout): whatever the handler did, nothing is replayed in the old session,
+        /// no end is announced, the attempt does not count against the limit, and its callers
+        /// are cancelled.
+        private func ended(
+            _ shared: SharedOutcome<Void>, _ failure: (any Error)?, startedIn session: Session,
             at start: ContinuousClock.Instant, cancelledAll: Bool
         ) {
-            running = nil
+            // A request from after a logout may have left this one behind and started its own.
+            if running?.outcome === shared { running = nil }
             if cancelledAll {
                 if let index = starts.firstIndex(of: start) { starts.remove(at: index) }
                 shared.finish(
-                    .failure(NetworkError(.cancelled, "cancelAll() ran while logging in again.", underlying: error)))
-                return
+                    .failure(NetworkError(.cancelled, "cancelAll() ran while logging in again.", underlying: failure)))
+            } else if let failure {
+                expire(session)
+                shared.finish(.failure(NetworkError(.sessionExpired, "Logging in again failed.", underlying: failure)))
+            } else {
+                generation += 1
+                events?.send(.reLoginSucceeded)
+                shared.finish(.success(()))
             }
-            expire(session)
-            shared.finish(.failure(NetworkError(.sessionExpired, "Logging in again failed.", underlying: error)))
         }
 
         /// Announces that `session` ended, unless a newer one began since or its end was

@@ -3,7 +3,8 @@ import Foundation
 /// What happened to the user's session, for the app to react to (an app's "go to login").
 public enum SessionEvent: Sendable, Hashable {
     /// The backend asked for a new login (a re-login code or 401); Courier is running the
-    /// app's re-login handler.
+    /// app's re-login handler. ``reLoginSucceeded`` or ``sessionExpired`` follows, or nothing
+    /// when the app logged out (``NetworkClient/cancelAll()``) meanwhile.
     case reLoginNeeded
     /// The re-login handler succeeded; waiting requests are replayed.
     case reLoginSucceeded
