@@ -6,24 +6,6 @@ import Testing
 /// The policies that answer from the cache when the network cannot: offline fallback, and
 /// stale-while-revalidate with its refresh in the background.
 @Suite struct CacheFallbackTests {
-    /// A memory store that tells each write, so a test waits for the background refresh
-    /// instead of sleeping.
-    final class WatchedStore: CacheStore, @unchecked Sendable {
-        let inner = MemoryCacheStore()
-        let writes: AsyncStream<CachedResponse>
-        private let continuation: AsyncStream<CachedResponse>.Continuation
-
-        init() { (writes, continuation) = AsyncStream.makeStream() }
-
-        func response(for key: CacheKey) async -> CachedResponse? { await inner.response(for: key) }
-        func store(_ response: CachedResponse, for key: CacheKey) async {
-            await inner.store(response, for: key)
-            continuation.yield(response)
-        }
-        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
-        func removeAll() async { await inner.removeAll() }
-    }
-
     @Test("offline fallback: the network first, then the stored answer, marked stale, when the connection fails")
     func fallbackOnTransportFailure() async throws {
         let store = MemoryCacheStore()
@@ -101,7 +83,12 @@ import Testing
 
     @Test("stale while revalidate: a stale answer comes at once, and a refresh in the background replaces it")
     func staleWhileRevalidate() async throws {
-        let store = WatchedStore()
+        // Each write is told, so the test waits for the background refresh instead of sleeping.
+        let (written, tell) = AsyncStream.makeStream(of: CachedResponse.self)
+        let store = HookedStore(write: { entry, store in
+            await store()
+            tell.yield(entry)
+        })
         let clock = ManualClock()
         let backend = try Backend {
             $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now })
@@ -112,7 +99,7 @@ import Testing
             .envelope(data: [Order(id: version.isSet ? 2 : 1, title: "Tea")])
         }
         let endpoint = Endpoint<[Order]>.get("orders").caching(.staleWhileRevalidate(maxAge: .seconds(60)))
-        var writes = store.writes.makeAsyncIterator()
+        var writes = written.makeAsyncIterator()
 
         _ = try await backend.client.send(endpoint)
         _ = await writes.next()

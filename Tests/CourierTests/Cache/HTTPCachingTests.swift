@@ -216,23 +216,16 @@ import Testing
         #expect(backend.server.requests.last?.headers["If-None-Match"] == #""mine""#)
     }
 
-    /// A store of someone else's that hands back validators no server would send.
-    struct HostileStore: CacheStore {
-        let inner = MemoryCacheStore()
-        func response(for key: CacheKey) async -> CachedResponse? {
-            guard var entry = await inner.response(for: key) else { return nil }
+    @Test("validators that are not well formed (CR LF from a store) are never sent: the request goes without them")
+    func hostileValidators() async throws {
+        // A store that hands back validators with CR LF in them.
+        let store = HookedStore(read: { found in
+            guard var entry = found else { return nil }
             entry.headers["ETag"] = "\"v1\"\r\nX-Injected: 1"
             entry.headers["Last-Modified"] = "Sun, 06 Nov 1994 08:49:37 GMT\r\nX-Injected: 2"
             return entry
-        }
-        func store(_ response: CachedResponse, for key: CacheKey) async { await inner.store(response, for: key) }
-        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
-        func removeAll() async { await inner.removeAll() }
-    }
-
-    @Test("validators that are not well formed (CR LF from a store) are never sent: the request goes without them")
-    func hostileValidators() async throws {
-        let backend = try Backend { $0.cache = ResponseCache(store: HostileStore(), identity: { "ann" }) }
+        })
+        let backend = try Backend { $0.cache = ResponseCache(store: store, identity: { "ann" }) }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in Self.answer(1, ["ETag": #""v1""#]) }
 
@@ -350,25 +343,15 @@ import Testing
         #expect(await failing?.code == .transport)
     }
 
-    /// A store whose entries carry a date no clock gives: far in the past or the future.
-    struct WarpedStore: CacheStore {
-        let inner = MemoryCacheStore()
-        let storedAt: Date
-        func response(for key: CacheKey) async -> CachedResponse? {
-            guard var entry = await inner.response(for: key) else { return nil }
-            entry.storedAt = storedAt
-            return entry
-        }
-        func store(_ response: CachedResponse, for key: CacheKey) async { await inner.store(response, for: key) }
-        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
-        func removeAll() async { await inner.removeAll() }
-    }
-
     @Test(
         "an entry stored at a date no clock gives is stale, never a crash",
         arguments: [-1e30, 1e30, -Double.greatestFiniteMagnitude, Double.greatestFiniteMagnitude])
     func warpedDates(_ seconds: Double) async throws {
-        let store = WarpedStore(storedAt: Date(timeIntervalSince1970: seconds))
+        let store = HookedStore(read: { found in
+            guard var entry = found else { return nil }
+            entry.storedAt = Date(timeIntervalSince1970: seconds)
+            return entry
+        })
         let backend = try Backend { $0.cache = ResponseCache(store: store, identity: { "ann" }) }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in Self.answer(1, ["Expires": "Fri, 31 Dec 9999 23:59:59 GMT"]) }

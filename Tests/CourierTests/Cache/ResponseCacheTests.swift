@@ -394,24 +394,15 @@ import Testing
         #expect(backend.server.requests.count == 2)
     }
 
-    /// A memory store whose first write waits at `gate`: a disk write still under way.
-    final class SlowFirstWriteStore: CacheStore, @unchecked Sendable {
-        let inner = MemoryCacheStore()
-        let writes = Counter()
-        let gate = Gate()
-
-        func response(for key: CacheKey) async -> CachedResponse? { await inner.response(for: key) }
-        func store(_ response: CachedResponse, for key: CacheKey) async {
-            if writes.increment() == 1 { await gate.pass() }
-            await inner.store(response, for: key)
-        }
-        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
-        func removeAll() async { await inner.removeAll() }
-    }
-
     @Test("an earlier request's write that lands after a later one's leaves no entry, never the earlier answer")
     func writesLandOutOfOrder() async throws {
-        let store = SlowFirstWriteStore()
+        // The first write waits at the gate: a disk write still under way.
+        let gate = Gate()
+        let writes = Counter()
+        let store = HookedStore(write: { _, store in
+            if writes.increment() == 1 { await gate.pass() }
+            await store()
+        })
         let backend = try Backend { $0.cache = ResponseCache(store: store) { "ann" } }
         defer { backend.server.stop() }
         let counter = Counter()
@@ -420,9 +411,9 @@ import Testing
             .sharingIdenticalRequests(false)
 
         let first = Task { try await backend.client.reply(to: endpoint) }
-        await store.gate.arrivals(1)
+        await gate.arrivals(1)
         let second = try await backend.client.reply(to: endpoint)
-        store.gate.open()
+        gate.open()
         _ = try await first.value
         let third = try await backend.client.reply(to: endpoint)
 
@@ -430,26 +421,16 @@ import Testing
         #expect(third.value.first?.id != 1, "the earlier answer is not given as the stored one")
     }
 
-    /// A memory store whose reads, once `held` is set, wait at `gate` after finding the entry:
-    /// a disk read that opened the file just before a purge removed it.
-    final class HeldStore: CacheStore, @unchecked Sendable {
-        let inner = MemoryCacheStore()
-        let held = Flag()
-        let gate = Gate()
-
-        func response(for key: CacheKey) async -> CachedResponse? {
-            let found = await inner.response(for: key)
-            if held.isSet { await gate.pass() }
-            return found
-        }
-        func store(_ response: CachedResponse, for key: CacheKey) async { await inner.store(response, for: key) }
-        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
-        func removeAll() async { await inner.removeAll() }
-    }
-
     @Test("an entry read while a purge ran is not given: the network answers")
     func readDuringPurge() async throws {
-        let store = HeldStore()
+        // Once held, a read waits at the gate after finding the entry: a disk read that opened
+        // the file just before a purge removed it.
+        let held = Flag()
+        let gate = Gate()
+        let store = HookedStore(read: { found in
+            if held.isSet { await gate.pass() }
+            return found
+        })
         let cache = ResponseCache(store: store) { "ann" }
         let backend = try Backend { $0.cache = cache }
         defer { backend.server.stop() }
@@ -458,11 +439,11 @@ import Testing
         let endpoint = Endpoint<[Order]>.get("orders").caching(.cacheFirst(maxAge: .seconds(600)))
         _ = try await backend.client.send(endpoint)
 
-        store.held.set()
+        held.set()
         let reading = Task { try await backend.client.reply(to: endpoint) }
-        await store.gate.arrivals(1)
+        await gate.arrivals(1)
         try await cache.removeAll()
-        store.gate.open()
+        gate.open()
         let reply = try await reading.value
 
         #expect(reply.cached == nil && reply.value.first?.id == 2)

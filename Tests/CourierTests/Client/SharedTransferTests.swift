@@ -64,26 +64,16 @@ import Testing
         #expect(backend.client.sharedTransferWaiters == 0)
     }
 
-    /// A memory store that counts its writes.
-    final class CountingStore: CacheStore, @unchecked Sendable {
-        let inner = MemoryCacheStore()
-        let writes = Counter()
-
-        func response(for key: CacheKey) async -> CachedResponse? { await inner.response(for: key) }
-        func store(_ response: CachedResponse, for key: CacheKey) async {
-            _ = writes.increment()
-            await inner.store(response, for: key)
-        }
-        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
-        func removeAll() async { await inner.removeAll() }
-    }
-
     @Test(
         "the callers of a shared transfer store its answer once for each type they decode into, a 304's too (a disk store writes two files, not 101)"
     )
     func storedOnce() async throws {
         let gates = [Gate(), Gate()]
-        let store = CountingStore()
+        let writes = Counter()
+        let store = HookedStore(write: { _, store in
+            _ = writes.increment()
+            await store()
+        })
         let backend = try Backend { $0.cache = ResponseCache(store: store) { "ann" } }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { request in
@@ -107,38 +97,29 @@ import Testing
                 try await group.waitForAll()
             }
             #expect(backend.server.requests.count == round)
-            #expect(store.writes.current == 2 * round, "one write for each type in round \(round)")
+            #expect(writes.current == 2 * round, "one write for each type in round \(round)")
         }
         #expect(backend.server.requests.last?.headers["If-None-Match"] == #""v1""#)
     }
 
-    /// A memory store whose writes wait at `gate`, and then write nothing for a cancelled task,
-    /// as a store that stops its work when cancelled would.
-    final class HeldWriteStore: CacheStore, @unchecked Sendable {
-        let inner = MemoryCacheStore()
-        let gate = Gate()
-
-        func response(for key: CacheKey) async -> CachedResponse? { await inner.response(for: key) }
-        func store(_ response: CachedResponse, for key: CacheKey) async {
-            await gate.pass()
-            guard !Task.isCancelled else { return }
-            await inner.store(response, for: key)
-        }
-        func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
-        func removeAll() async { await inner.removeAll() }
-    }
-
     @Test("the caller that stores a shared answer for all stores it even when it is cancelled meanwhile")
     func writerCancelled() async throws {
-        let store = HeldWriteStore()
+        // Each write waits at the gate, and is dropped when the writing task was cancelled
+        // meanwhile (as a store that honours cancellation would).
+        let gate = Gate()
+        let store = HookedStore(write: { _, store in
+            await gate.pass()
+            guard !Task.isCancelled else { return }
+            await store()
+        })
         let backend = try Backend { $0.cache = ResponseCache(store: store) { "ann" } }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
 
         let writer = Task { try await backend.client.send(Self.orders.caching(.cacheFirst(maxAge: .seconds(60)))) }
-        await store.gate.arrivals(1)
+        await gate.arrivals(1)
         writer.cancel()
-        store.gate.open()
+        gate.open()
         _ = try? await writer.value
 
         #expect(store.inner.count == 1)
