@@ -12,7 +12,7 @@ extension Scenarios {
     func s11Cache() async throws -> [Measurement] {
         var configuration = NetworkClient.Configuration(
             baseURL: peer.baseURL.appendingPathComponent("api/"), transport: transport)
-        configuration.cache = ResponseCache(store: MemoryCacheStore()) { "bench-user" }
+        configuration.cache = ResponseCache(store: MemoryCacheStore())
         let cached = NetworkClient(configuration: configuration)
         let network = Endpoint<[Order]>.get("orders")
         let hit = network.caching(.cacheFirst(maxAge: .seconds(3_600)))

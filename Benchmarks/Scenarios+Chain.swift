@@ -9,24 +9,16 @@ extension Scenarios {
     /// S3: the full app-backend chain (headers, common parameters, token, signing, envelope)
     /// against raw URLSession sending the same kind of request with its values written by hand.
     func s3FullChain() async throws -> [Measurement] {
-        let layers: [any Interceptor] = [
-            .headers(["X-App": "bench", "Accept-Language": "en"]),
-            .commonParameters(["version": "2.4.1", "deviceId": "bench-device-0001", "os": "linux"]),
-            .token(store: InMemoryTokenStore(credential: Credential(accessToken: Peer.freshToken))) { _ in
-                Credential(accessToken: Peer.freshToken)
-            },
-            .signing(.hmacSHA256(secret: Data("benchmark-secret".utf8))),
-        ]
-        func chain(_ transport: any Transport, layers: ArraySlice<any Interceptor>) -> NetworkClient {
-            var configuration = NetworkClient.Configuration(
-                baseURL: peer.baseURL.appendingPathComponent("api/"), transport: transport)
-            configuration.interceptors = Array(layers)
-            return NetworkClient(configuration: configuration)
-        }
         let curl = NetworkClient.Configuration.defaultTransport()
-        let chains = [chain(curl, layers: layers[...]), chain(URLSessionTransport(), layers: layers[...])]
+        let chains = [
+            Self.chain(peer.baseURL.appendingPathComponent("api/"), curl, steps: Self.chainSteps.count),
+            Self.chain(
+                peer.baseURL.appendingPathComponent("api/"), URLSessionTransport(), steps: Self.chainSteps.count),
+        ]
         // The same client with no layer, then one more layer at a time: what each one costs.
-        let partial = (0..<layers.count).map { chain(curl, layers: layers.prefix($0)) }
+        let partial = (0..<Self.chainSteps.count).map {
+            Self.chain(peer.baseURL.appendingPathComponent("api/"), curl, steps: $0)
+        }
         var components = URLComponents(
             url: peer.baseURL.appendingPathComponent("api/profile"), resolvingAgainstBaseURL: false)!
         components.percentEncodedQuery =
@@ -41,8 +33,8 @@ extension Scenarios {
         // Clients without the token layer send the token the peer wants in the endpoint's headers.
         let withToken = Endpoint<[Order]>.get("profile", query: ["page": "1"], headers: ["token": Peer.freshToken])
         let count = quick ? 300 : 2000
-        let tokenLayer = 2
-        let partialEndpoint = { (index: Int) in index > tokenLayer ? endpoint : withToken }
+        let tokenStep = Self.chainSteps.firstIndex(of: "token")!
+        let partialEndpoint = { (index: Int) in index > tokenStep ? endpoint : withToken }
         // The CurlTransport clients from no layer to all of them, the URLSession one, raw URLSession:
         // 20 requests each in turn, so that every one of them meets the machine in the same state.
         let senders: [() async throws -> Void] =
@@ -60,10 +52,10 @@ extension Scenarios {
         let (plain, full, session, baseline) = (medians[0], medians[4], medians[5], medians[6])
         // Microseconds each layer adds to a request: the step from one client to the next.
         let steps = zip(medians[0...3], medians[1...4]).map { 1e6 / $1 - 1e6 / $0 }
-        let costs = zip(["headers", "parameters", "token", "signing"], steps)
+        let costs = zip(Self.chainSteps, steps)
             .map { "\($0) \(String(format: "%+.0f", $1))" }.joined(separator: ", ")
-        let inMemory = try await chainCostInMemory(layers: layers)
-        let memoryCosts = zip(["headers", "parameters", "token", "signing"], inMemory)
+        let inMemory = try await chainCostInMemory()
+        let memoryCosts = zip(Self.chainSteps, inMemory)
             .map { "\($0) \(String(format: "%+.1f", $1))" }.joined(separator: ", ")
         let detail = "\(count) sequential GETs through headers, params, token, HMAC signing, envelope"
         return [
@@ -81,9 +73,32 @@ extension Scenarios {
         ]
     }
 
+    /// The steps of S3's chain, one more per client: the layers and the session's token.
+    static let chainSteps = ["headers", "parameters", "token", "signing"]
+
+    /// A client with the first `steps` of ``chainSteps``: the token is a session's, which holds
+    /// a token the peer takes.
+    static func chain(_ baseURL: URL, _ transport: any Transport, steps: Int) -> NetworkClient {
+        var configuration = NetworkClient.Configuration(baseURL: baseURL, transport: transport)
+        let layers: [String: any Interceptor] = [
+            "headers": .headers(["X-App": "bench", "Accept-Language": "en"]),
+            "parameters": .commonParameters(["version": "2.4.1", "deviceId": "bench-device-0001", "os": "linux"]),
+            "signing": .signing(.hmacSHA256(secret: Data("benchmark-secret".utf8))),
+        ]
+        for step in chainSteps.prefix(steps) {
+            if let layer = layers[step] {
+                configuration.interceptors.append(layer)
+            } else {
+                configuration.session = Session(
+                    store: InMemoryTokenStore(credential: Credential(accessToken: Peer.freshToken, userID: "bench")))
+            }
+        }
+        return NetworkClient(configuration: configuration)
+    }
+
     /// Microseconds the layers add to a request when the transport answers from memory: the
     /// chain's own work, without the network's noise (the median of interleaved batches).
-    private func chainCostInMemory(layers: [any Interceptor]) async throws -> [Double] {
+    private func chainCostInMemory() async throws -> [Double] {
         struct Answer: Transport {
             let response: HTTPResponse
             func send(_ request: HTTPRequest) async throws -> HTTPResponse { response }
@@ -92,13 +107,9 @@ extension Scenarios {
             response: HTTPResponse(
                 status: 200, headers: ["Content-Type": "application/json"],
                 body: Data(#"{"code":0,"msg":"ok","data":[]}"#.utf8)))
-        func client(_ layers: [any Interceptor]) -> NetworkClient {
-            var configuration = NetworkClient.Configuration(
-                baseURL: URL(string: "https://api.example.com/")!, transport: answer)
-            configuration.interceptors = layers
-            return NetworkClient(configuration: configuration)
+        let clients = (0...Self.chainSteps.count).map {
+            Self.chain(URL(string: "https://api.example.com/")!, answer, steps: $0)
         }
-        let clients = (0...layers.count).map { client(Array(layers.prefix($0))) }
         let endpoint = Endpoint<[Order]>.get("profile", query: ["page": "1"])
         let sends = quick ? 500 : 3_000
         func microseconds(_ client: NetworkClient) async throws -> Double {
@@ -121,12 +132,12 @@ extension Scenarios {
         for _ in 0..<repetitions {
             let fetches = FetchCounter()
             var configuration = NetworkClient.Configuration(baseURL: peer.baseURL.appendingPathComponent("api/"))
-            configuration.interceptors = [
-                .token(store: InMemoryTokenStore(credential: Credential(accessToken: "expired"))) { refresh in
+            configuration.session = Session(
+                store: InMemoryTokenStore(credential: Credential(accessToken: "expired")),
+                refresh: { refresh in
                     fetches.increment()
                     return Credential(accessToken: try await refresh.client.send(Endpoint<String>.post("token")))
-                }
-            ]
+                })
             let client = NetworkClient(configuration: configuration)
             // Each of the storm's requests meets the expired token on its own, as in S9's first
             // version, rather than sharing one transfer.

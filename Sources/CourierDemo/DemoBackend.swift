@@ -86,18 +86,24 @@ enum DemoBackend {
         }
     }
 
-    /// Routes of the "app backend" part: a token endpoint, a login endpoint, and a profile that
-    /// wants a valid token, a valid signature, and a session (code 99 until the client logs in).
+    /// Routes of the "app backend" part: a login endpoint, a profile that wants the token of the
+    /// current login and a valid signature (code 99 once the server forgot the session), and a
+    /// switch that makes the server forget it.
     private static func addAppBackendRoutes(to server: LoopbackServer) {
         let state = BackendState()
-        server.route("/api/v1/token", method: .post) { _ in .envelope(data: ["token": state.issueToken()]) }
-        server.route("/api/v1/login", method: .post) { _ in
-            state.logIn()
-            return .envelope(data: "welcome back")
+        server.route("/api/v1/login", method: .post) { request in
+            guard request.form["password"] == "demo-password" else {
+                return .json(#"{"code":401,"msg":"Wrong password"}"#)
+            }
+            return .envelope(data: ["token": state.logIn(), "userID": "ann"])
+        }
+        server.route("/api/v1/forget-session", method: .post) { _ in
+            state.forget()
+            return .envelope(data: "forgotten")
         }
         server.route("/api/v1/me") { request in
-            guard request.headers["token"] == state.currentToken else { return .init(status: 401) }
-            guard state.isLoggedIn else { return .json(#"{"code":99,"msg":"Not logged in"}"#) }
+            guard let token = request.headers["token"] else { return .init(status: 401) }
+            guard token == state.currentToken else { return .json(#"{"code":99,"msg":"Not logged in"}"#) }
             let verified = verifySignature(of: request)
             return .envelope(data: ["name": "Ann", "signature": verified ? "verified by the server" : "INVALID"])
         }
@@ -126,23 +132,25 @@ enum DemoBackend {
     static let signingKey = Data("demo-signing-key".utf8)
 }
 
-/// The demo backend's session state. `@unchecked Sendable`: guarded by `lock`.
+/// The demo backend's session state: the token of the current login, if the server still
+/// knows it. `@unchecked Sendable`: guarded by `lock`.
 private final class BackendState: @unchecked Sendable {
     private let lock = NSLock()
-    private var tokens = 0
-    private var loggedIn = false
+    private var logins = 0
+    private var current: String?
 
-    var currentToken: String { lock.withLock { "tok-\(tokens)" } }
-    var isLoggedIn: Bool { lock.withLock { loggedIn } }
+    var currentToken: String? { lock.withLock { current } }
 
-    func issueToken() -> String {
+    /// A new login's token.
+    func logIn() -> String {
         lock.withLock {
-            tokens += 1
-            return "tok-\(tokens)"
+            logins += 1
+            current = "tok-\(logins)"
+            return "tok-\(logins)"
         }
     }
 
-    func logIn() { lock.withLock { loggedIn = true } }
+    func forget() { lock.withLock { current = nil } }
 }
 
 /// Counts the downloads served. `@unchecked Sendable`: `count` is guarded by `lock`.

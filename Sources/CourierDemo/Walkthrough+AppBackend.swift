@@ -7,37 +7,64 @@ struct IndentedLogSink: LogSink {
     func write(_ entry: LogEntry) { print("     log \(entry.line)") }
 }
 
+/// What the demo backend's login answers.
+struct DemoLogin: Decodable, Sendable {
+    let token: String
+    let userID: String
+
+    /// The login endpoint, with the account the demo signs in as.
+    static let endpoint = Endpoint<DemoLogin>.post(
+        "login", body: .form(["user": "ann", "password": "demo-password"]))
+}
+
 extension Walkthrough {
-    /// Step 8: the app-backend chain — token, common parameters, signature, re-login, redacted log.
+    /// Step 8: the session and the app-backend chain — a login, the token on every request,
+    /// common parameters, a signature, a silent login when the server forgot the session, a
+    /// redacted log, and the logout.
     func appBackend() async {
-        heading("8. The app-backend chain: token, common parameters, signing, re-login, redacted log")
+        heading("8. The session: log in, token, common parameters, signing, a silent login, redacted log, log out")
         let base = server.baseURL.appendingPathComponent("api/v1/")
-        let events = SessionEvents()
-        let watcher = Task { for await event in events.updates() { print("   session event: \(event)") } }
-        // One client: the token fetch and the re-login send through it, with their own layers skipped.
+        // The session logs in again by itself when the backend answers 99, through the same
+        // client (its request skips the session's own layer).
+        let session = Session(
+            logInCodes: [99],
+            logIn: { login in
+                print("   the server answered code \(login.businessCode ?? 0): logging in again without the user…")
+                let answer = try await login.client.send(DemoLogin.endpoint)
+                return Credential(accessToken: answer.token, userID: answer.userID)
+            })
+        let watcher = Task { for await event in session.events() { print("   session event: \(event)") } }
         let client = NetworkClient(
             configuration: .init(
-                baseURL: base,
+                baseURL: base, session: session,
                 interceptors: [
                     .retry(),
-                    .reLogin(codes: [99, 500], events: events) { login in
-                        print("   the server answered code \(login.businessCode ?? 0): logging in again…")
-                        _ = try await login.client.send(Endpoint<String>.post("login"))
-                    },
-                    .token(store: InMemoryTokenStore()) { refresh in
-                        print("   fetching a token (none stored yet)…")
-                        struct Token: Decodable, Sendable { let token: String }
-                        return Credential(
-                            accessToken: try await refresh.client.send(Endpoint<Token>.post("token")).token)
-                    },
                     .headers(["phone_type": "app_iOS"]),
                     .commonParameters(["version": "3.2.0", "os": "2", "deviceId": "demo-device"]),
                     .signing(.hmacSHA256(secret: DemoBackend.signingKey)),
                     .logging(sink: IndentedLogSink()),
                 ]))
+        let profile = Endpoint<[String: String]>.get("me")
         await step {
-            let profile = try await client.send(Endpoint<[String: String]>.get("me"))
-            print("   → \(profile["name"] ?? "?"), signature \(profile["signature"] ?? "?")")
+            // The login screen: nobody is signed in yet, so the login goes without a token.
+            let answer = try await client.send(DemoLogin.endpoint)
+            try await session.logIn(Credential(accessToken: answer.token, userID: answer.userID))
+            print("   signed in as \(answer.userID)")
+        }
+        await step {
+            let me = try await client.send(profile)
+            print("   → \(me["name"] ?? "?"), signature \(me["signature"] ?? "?")")
+        }
+        await step {
+            _ = try await client.send(Endpoint<String>.post("forget-session"))
+            print("   the server forgot the session; the next request meets code 99")
+            let me = try await client.send(profile)
+            print("   → \(me["name"] ?? "?") again, after the silent login")
+        }
+        await step {
+            try await session.logOut()
+            print("   logged out: the next request goes without a token")
+            _ = try await client.send(profile)
         }
         watcher.cancel()
     }

@@ -16,7 +16,7 @@ extension Walkthrough {
         let desk = NewsDesk()
         server.route("/api/v1/news") { request in desk.answer(to: request) }
         var configuration = client.configuration
-        configuration.cache = ResponseCache(store: MemoryCacheStore()) { "demo-user" }
+        configuration.cache = ResponseCache(store: MemoryCacheStore())
         let cachingClient = NetworkClient(configuration: configuration)
         let news = Endpoint<[Headline]>.get("news").caching(.offlineFallback)
         await step {

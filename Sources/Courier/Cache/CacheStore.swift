@@ -30,8 +30,8 @@ public protocol CacheStore: Sendable {
 }
 
 /// The key of one stored answer: a SHA-256 digest (64 lower-case hex characters) of the
-/// session's identity and of the request as its endpoint describes it. It is safe as a file
-/// name. It is not a secret: whoever can guess a user's identity and a URL can compute it.
+/// signed-in user's ID and of the request as its endpoint describes it. It is safe as a file
+/// name. It is not a secret: whoever can guess a user's ID and a URL can compute it.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The digest in hex.
     public let rawValue: String

@@ -17,7 +17,7 @@ import Foundation
 /// ```swift
 /// let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0]
 /// let store = try DiskCacheStore(directory: caches.appendingPathComponent("api-answers"))
-/// configuration.cache = ResponseCache(store: store) { await account.userID }
+/// configuration.cache = ResponseCache(store: store)
 /// ```
 ///
 /// Give the store a directory of its own, and open one store per directory in a process: two

@@ -6,7 +6,7 @@ import Foundation
 /// so many empty answers fill it too.
 ///
 /// ```swift
-/// configuration.cache = ResponseCache(store: MemoryCacheStore(limit: 20 << 20)) { await account.userID }
+/// configuration.cache = ResponseCache(store: MemoryCacheStore(limit: 20 << 20))
 /// ```
 ///
 /// `@unchecked Sendable`: `entries`, `total` and `clock` are guarded by `lock`.

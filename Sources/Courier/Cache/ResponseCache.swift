@@ -7,23 +7,20 @@ import Foundation
 /// names), before the token, the common parameters and the signature are added. A signed
 /// request, whose timestamp and nonce differ every time, can still be answered from it.
 ///
-/// Every key also holds the session's identity, which `identity` gives (the signed-in user's
-/// ID, say), so one user's answers are not given to another: an answer is stored only if the
-/// identity is the same when it arrives as when the request left, and no purge happened in
-/// between; nor is it stored over the answer to an identical request that began after it.
-/// When `identity` throws, the request goes to the network and nothing is stored.
-/// Return `nil` only while nobody is signed in: answers stored then are anyone's. It must
-/// name the user whose token requests carry at that moment: change it in the same step as the
-/// token, at login and at logout.
+/// Every answer belongs to the user the client's ``Session`` had signed in when its request
+/// began (its ``Credential/userID``), or to nobody: one user's answers are never given to
+/// another. An answer is stored only while the session is still in the epoch its request began
+/// in, and no purge happened since; nor is it stored over the answer to an identical request
+/// that began after it.
 ///
 /// ```swift
-/// var configuration = NetworkClient.Configuration(baseURL: URL(string: "https://api.example.com/v1/")!)
-/// configuration.cache = ResponseCache(store: MemoryCacheStore()) { await account.userID }
+/// let client = NetworkClient(configuration: .init(
+///     baseURL: URL(string: "https://api.example.com/v1/")!, session: session,
+///     cache: ResponseCache(store: MemoryCacheStore())))
 /// ```
 ///
-/// The whole cache is emptied when a request fails with ``NetworkError/Code/sessionExpired``;
-/// on logout call ``removeAll()`` (and ``NetworkClient/cancelAll()``, so nothing in flight
-/// finishes for the old session). Only `GET` and `HEAD` answers are stored, and `POST` answers
+/// A logout (``Session/logOut()``), a login as another user and a session the backend ended
+/// empty the whole cache. Only `GET` and `HEAD` answers are stored, and `POST` answers
 /// of endpoints marked ``Endpoint/idempotent()`` (a query sent as a `POST`); only answers that
 /// decoded into their endpoint's type (for an envelope, a business success), with status 200,
 /// 203 or 204; none that says `Cache-Control: no-store` or `Vary: *`, or varies on a header the
@@ -31,35 +28,25 @@ import Foundation
 public struct ResponseCache: Sendable {
     /// Where the answers are kept.
     public let store: any CacheStore
-    private let identity: @Sendable () async throws -> String?
     /// Counts purges and orders requests, shared by every copy of the cache.
     private let ledger = CacheLedger()
     /// The clock entries are stored and aged by.
     let now: @Sendable () -> Date
 
     /// Creates a cache.
-    /// - Parameters:
-    ///   - store: Where the answers are kept; a ``MemoryCacheStore`` of 10 MiB by default.
-    ///   - identity: Who the session belongs to (the signed-in user's ID), or `nil` while
-    ///     nobody is signed in. Asked for when a request that uses the cache leaves, and again
-    ///     when its answer arrives.
-    public init(
-        store: any CacheStore = MemoryCacheStore(), identity: @escaping @Sendable () async throws -> String?
-    ) {
-        self.init(store: store, identity: identity, now: Date.init)
+    /// - Parameter store: Where the answers are kept; a ``MemoryCacheStore`` of 10 MiB by
+    ///   default.
+    public init(store: any CacheStore = MemoryCacheStore()) {
+        self.init(store: store, now: Date.init)
     }
 
-    package init(
-        store: any CacheStore, identity: @escaping @Sendable () async throws -> String?,
-        now: @escaping @Sendable () -> Date
-    ) {
+    package init(store: any CacheStore, now: @escaping @Sendable () -> Date) {
         self.store = store
-        self.identity = identity
         self.now = now
     }
 
-    /// Removes every stored answer: on logout, say. Answers to requests still in flight are not
-    /// stored afterwards.
+    /// Removes every stored answer (a ``Session/logOut()`` does it for you). Answers to
+    /// requests still in flight are not stored afterwards.
     /// - Throws: What the store throws when it cannot remove them.
     public func removeAll() async throws {
         ledger.purge()
@@ -68,59 +55,40 @@ public struct ResponseCache: Sendable {
 
     // MARK: - Keys and entries
 
-    /// Where a request's answer is found and stored: its key, the session and purge count it
-    /// was made in, and its place among the requests of this cache.
+    /// Where a request's answer is found and stored: its key, the session epoch and purge count
+    /// it was made in, and its place among the requests of this cache.
     struct Ticket: Sendable {
         let key: CacheKey
-        let identity: String?
+        let epoch: SessionEpoch
         let purge: Int
         let order: UInt64
-
-        /// The session it was made in, for matching identical requests in flight (see
-        /// ``ResponseCache/sharingScope()``).
-        var sharingScope: String { ResponseCache.scope(purge: purge, identity: identity) }
     }
 
-    /// The ticket of a request in this session, or `nil` when it cannot be cached: not a `GET`,
-    /// a `HEAD` or an idempotent `POST`, a download, a multipart or file body, or an identity
-    /// that could not be read. `variant` names what else tells answers apart (the layers the
-    /// endpoint skips, the type it decodes into).
-    func ticket(for request: HTTPRequest, variant: [String]) async -> Ticket? {
+    /// The ticket of a request of session epoch `epoch`, or `nil` when it cannot be cached: not
+    /// a `GET`, a `HEAD` or an idempotent `POST`, a download, a multipart or file body, or an
+    /// epoch whose user is not known (the session's store could not be read). `variant` names
+    /// what else tells answers apart (the layers the endpoint skips, the type it decodes into).
+    func ticket(for request: HTTPRequest, variant: [String], epoch: SessionEpoch) -> Ticket? {
         let method = request.method
         guard method == .get || method == .head || (method == .post && request.isIdempotent),
-            let parts = RequestDigest.parts(of: request)
+            let owner = epoch.owner, let parts = RequestDigest.parts(of: request)
         else { return nil }
         let (purge, order) = ledger.begin()
-        let session: String?
-        do { session = try await identity() } catch { return nil }
         let headers = request.headers.fields.map { "\($0.name.lowercased()): \($0.value)" }.sorted()
-        let owner = session.map { "user " + $0 } ?? "nobody"
         let key = RequestDigest.key("courier-cache-1", [owner] + parts + headers + variant)
-        return Ticket(key: key, identity: session, purge: purge, order: order)
+        return Ticket(key: key, epoch: epoch, purge: purge, order: order)
     }
 
-    /// The session a request is made in, for matching identical requests in flight: who it
-    /// belongs to and the purges so far, so that requests of two sessions, or from either side
-    /// of a purge (a logout), never share a transfer. `nil` when the identity cannot be read.
-    func sharingScope() async -> String? {
-        let purge = ledger.purges
-        do {
-            return Self.scope(purge: purge, identity: try await identity())
-        } catch {
-            return nil
-        }
-    }
-
-    /// A session as text: the purges so far and who it belongs to.
-    fileprivate static func scope(purge: Int, identity: String?) -> String {
-        "\(purge) " + (identity.map { "user " + $0 } ?? "nobody")
-    }
+    /// A new place among the requests of this cache: for a shared transfer as it starts.
+    func nextOrder() -> UInt64 { ledger.begin().order }
 
     /// The entry of a ticket, if it answers `request` (the headers its `Vary` named have the
     /// same values) and no purge happened since the ticket was made (a read that began before
     /// a purge may still find the file it removes).
     func response(for ticket: Ticket, answering request: HTTPRequest) async -> CachedResponse? {
-        guard let stored = try? await store.response(for: ticket.key), ledger.purges == ticket.purge else { return nil }
+        guard let stored = try? await store.response(for: ticket.key), ledger.purges == ticket.purge,
+            ticket.epoch.isCurrent
+        else { return nil }
         for (name, value) in stored.varyingHeaders where (request.headers[name] ?? "") != value {
             return nil
         }
@@ -128,11 +96,12 @@ public struct ResponseCache: Sendable {
     }
 
     /// Stores the answer to `request` under its ticket, unless it may not be stored (then the
-    /// entry there goes), the session changed (or its identity cannot be read now), a purge
-    /// happened since the request left, another caller of the transfer it shared stores it, or
-    /// an identical request that began later stored or removed the entry. Should one write
-    /// meanwhile, the entry is removed: the two writes may land in either order, and a miss is
-    /// better than the older answer.
+    /// entry there goes), the session left the ticket's epoch, a purge happened since the
+    /// request left, another caller of the transfer it shared stores it, or an identical
+    /// request that began later stored or removed the entry (a shared answer is as old as its
+    /// transfer, not as the caller that stores it). Should one write meanwhile, or the session
+    /// leave the epoch, the entry is removed: the two writes may land in either order, and a
+    /// miss is better than the older answer.
     /// - Returns: The entry made of the answer (stored or not), or `nil` when it may not be
     ///   stored.
     @discardableResult
@@ -141,11 +110,12 @@ public struct ResponseCache: Sendable {
             await remove(ticket)
             return nil
         }
-        guard ledger.purges == ticket.purge else { return entry }
+        guard ledger.purges == ticket.purge, ticket.epoch.isCurrent else { return entry }
         // One caller of a shared transfer stores its answer for all (its callers are of one
-        // session, so only that one asks the identity again).
+        // session epoch), in the order of the transfer.
         if let mark = response.sharedTransfer, !mark.claim(ticket.key) { return entry }
-        guard await isSession(ticket.identity), ledger.claim(ticket.key, order: ticket.order) else { return entry }
+        let order = min(response.sharedTransfer?.order ?? ticket.order, ticket.order)
+        guard ledger.claim(ticket.key, order: order) else { return entry }
         if response.sharedTransfer != nil {
             // In a task of its own: the others count on it, so this caller's cancellation does
             // not stop the write.
@@ -153,18 +123,13 @@ public struct ResponseCache: Sendable {
         } else {
             try? await store.store(entry, for: ticket.key)
         }
-        // A purge that began while the entry was written removes it again, as does a later
-        // request's write meanwhile (this one may have landed after it).
-        if ledger.purges != ticket.purge || !ledger.isNewest(ticket.key, order: ticket.order) {
+        // A purge or a new epoch that began while the entry was written removes it again, as
+        // does a later request's write meanwhile (this one may have landed after it).
+        if ledger.purges != ticket.purge || !ticket.epoch.isCurrent || !ledger.isNewest(ticket.key, order: order) {
             // In a task of its own, so a cancelled caller cannot leave the entry in place.
             await Task { [store] in try? await store.removeResponse(for: ticket.key) }.value
         }
         return entry
-    }
-
-    /// Whether the session is still the one `identity` names: `false` when it cannot be read.
-    private func isSession(_ identity: String?) async -> Bool {
-        do { return try await self.identity() == identity } catch { return false }
     }
 
     /// Removes the entry of a ticket (the server says the resource is gone, or its answer may

@@ -1,32 +1,44 @@
 import Foundation
 
-/// The requests a client has in flight: what ``NetworkClient/cancelAll()`` cancels and what the
-/// activity count shows. Lock-based, so starting and ending a request costs no hop onto the
-/// client's actor.
+/// The requests a client has in flight, each from the moment it begins: what
+/// ``NetworkClient/cancelAll()`` and a logout cancel, and what the activity count shows.
+/// Lock-based, so starting and ending a request costs no hop onto the client's actor.
 ///
 /// `@unchecked Sendable`: all state is guarded by `lock`.
 final class InFlightRegistry: @unchecked Sendable {
-    /// One request's cancellation, registered before its task exists, so a ``cancelAll()`` that
-    /// comes in between is not lost.
+    /// One request: the session epoch it began in, and what cancels it. Registered before
+    /// anything of the request waits, so a cancellation that comes in between is not lost.
     ///
     /// `@unchecked Sendable`: all state is guarded by `lock`.
     final class Entry: @unchecked Sendable {
+        fileprivate let id: UInt64
+        /// The number of the session epoch the request began in.
+        let epoch: UInt64
         private let lock = NSLock()
         private var cancelAction: (@Sendable () -> Void)?
-        private var isCancelled = false
+        private var cancelled = false
 
-        /// Sets what cancels the request; runs it at once if the request was cancelled already.
+        fileprivate init(id: UInt64, epoch: UInt64) {
+            self.id = id
+            self.epoch = epoch
+        }
+
+        /// Whether the request was cancelled: no step of it may send or store anything more.
+        var isCancelled: Bool { lock.withLock { cancelled } }
+
+        /// Sets what cancels the request now (its task, or its wait for a shared transfer); runs
+        /// it at once if the request was cancelled already.
         func attach(_ action: @escaping @Sendable () -> Void) {
             let cancelNow = lock.withLock {
                 cancelAction = action
-                return isCancelled
+                return cancelled
             }
             if cancelNow { action() }
         }
 
         func cancel() {
             let action = lock.withLock {
-                isCancelled = true
+                cancelled = true
                 return cancelAction
             }
             action?()
@@ -39,22 +51,21 @@ final class InFlightRegistry: @unchecked Sendable {
     /// The number of requests in flight, for activity observers.
     let activity = Broadcaster(0, buffering: 64)
 
-    /// Registers a request.
-    func add() -> (id: UInt64, entry: Entry) {
-        let entry = Entry()
-        let id = lock.withLock {
+    /// Registers a request that begins in session epoch `epoch`.
+    func add(epoch: UInt64) -> Entry {
+        lock.withLock {
             nextID += 1
+            let entry = Entry(id: nextID, epoch: epoch)
             entries[nextID] = entry
             activity.update(entries.count)
-            return nextID
+            return entry
         }
-        return (id, entry)
     }
 
     /// Removes a finished request.
-    func remove(_ id: UInt64) {
+    func remove(_ entry: Entry) {
         lock.withLock {
-            entries[id] = nil
+            entries[entry.id] = nil
             activity.update(entries.count)
         }
     }
@@ -62,6 +73,11 @@ final class InFlightRegistry: @unchecked Sendable {
     /// Cancels every request in flight.
     func cancelAll() {
         for entry in lock.withLock({ Array(entries.values) }) { entry.cancel() }
+    }
+
+    /// Cancels the requests that began in a session epoch before `epoch`.
+    func cancel(before epoch: UInt64) {
+        for entry in lock.withLock({ entries.values.filter { $0.epoch < epoch } }) { entry.cancel() }
     }
 
     var count: Int { lock.withLock { entries.count } }

@@ -28,15 +28,18 @@ extension NetworkClient {
         Reply<Response>, any Error
     > {
         AsyncThrowingStream { continuation in
-            // Taken now, as the stream is made: a cancelAll() before its task runs stops it.
-            let generation = requestGeneration
+            // Registered now, as the stream is made: a cancelAll() or a logout before its task
+            // runs stops it.
+            let entry = register()
             let task = Task { [self] in
+                defer { finish(entry) }
                 do throws(NetworkError) {
                     let request = try makeRequest(endpoint)
+                    let scope = try await scope(of: entry, in: nil, request)
                     guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly,
-                        let call = await CachedCall(self, endpoint, request, cache, since: generation)
+                        let call = CachedCall(self, endpoint, request, cache, in: scope)
                     else {
-                        continuation.yield(try await networkReply(to: endpoint, request: request, since: generation))
+                        continuation.yield(try await networkReply(to: endpoint, request: request, in: scope))
                         continuation.finish()
                         return
                     }
@@ -59,17 +62,17 @@ extension NetworkClient {
     }
 
     /// Answers an endpoint whose policy uses `cache`: from the cache, the network, or both, as
-    /// the policy says. A request that cannot be cached (see ``ResponseCache/ticket(for:variant:)``)
-    /// goes to the network only. `generation` is ``requestGeneration`` when the request began.
+    /// the policy says. A request that cannot be cached (see
+    /// ``ResponseCache/ticket(for:variant:epoch:)``) goes to the network only.
     nonisolated func reply<Response>(
-        to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache, since generation: UInt64
+        to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache, in scope: RequestScope
     ) async throws(NetworkError) -> Reply<Response> {
-        guard let call = await CachedCall(self, endpoint, request, cache, since: generation) else {
-            return try await networkReply(to: endpoint, request: request, since: generation)
+        guard let call = CachedCall(self, endpoint, request, cache, in: scope) else {
+            return try await networkReply(to: endpoint, request: request, in: scope)
         }
         switch endpoint.cachePolicy.kind {
         case .networkOnly:
-            return try await networkReply(to: endpoint, request: request, since: generation)
+            return try await networkReply(to: endpoint, request: request, in: scope)
         case .cacheFirst, .http:
             var stored = await call.stored()
             if let entry = stored, call.isFresh(entry) {
@@ -85,10 +88,15 @@ extension NetworkClient {
             }
             if isStale {
                 // The refresh belongs to no caller: cancelling this one does not stop it
-                // (cancelAll() does, also before it starts), a failure leaves the stale entry in
-                // place, and callers that find the entry stale at once share one refresh when
-                // the endpoint shares identical requests.
-                Task.detached { _ = try? await call.refreshed(stored: stored) }
+                // (cancelAll() and a logout do, also before it starts), a failure leaves the stale
+                // entry in place, and callers that find the entry stale at once share one refresh
+                // when the endpoint shares identical requests.
+                let entry = register(in: scope.epoch)
+                let refresh = call.within(RequestScope(epoch: scope.epoch, entry: entry))
+                Task.detached { [self] in
+                    defer { finish(entry) }
+                    _ = try? await refresh.refreshed(stored: stored)
+                }
             }
             return reply
         case .offlineFallback:
@@ -116,26 +124,34 @@ extension NetworkClient {
     }
 }
 
-/// One request answered with the help of the cache: its endpoint, its cache ticket, and when
-/// it began (``NetworkClient/requestGeneration``).
+/// One request answered with the help of the cache: its endpoint, its cache ticket, and its
+/// scope (in flight, in the session's epoch).
 private struct CachedCall<Response: Sendable>: Sendable {
     let client: NetworkClient
     let endpoint: Endpoint<Response>
     let request: HTTPRequest
     let cache: ResponseCache
     let ticket: ResponseCache.Ticket
-    let generation: UInt64
+    let scope: RequestScope
 
     /// The call, or `nil` when the request cannot be cached.
     init?(
         _ client: NetworkClient, _ endpoint: Endpoint<Response>, _ request: HTTPRequest, _ cache: ResponseCache,
-        since generation: UInt64
-    ) async {
+        in scope: RequestScope
+    ) {
         let variant = endpoint.skippedLayers.map(\.rawValue).sorted() + [String(reflecting: Response.self)]
-        guard let ticket = await cache.ticket(for: request, variant: variant) else { return nil }
+        guard let ticket = cache.ticket(for: request, variant: variant, epoch: scope.epoch) else { return nil }
         (self.client, self.endpoint, self.request, self.cache) = (client, endpoint, request, cache)
-        (self.ticket, self.generation) = (ticket, generation)
+        (self.ticket, self.scope) = (ticket, scope)
     }
+
+    private init(_ call: CachedCall, scope: RequestScope) {
+        (client, endpoint, request, cache, ticket) = (call.client, call.endpoint, call.request, call.cache, call.ticket)
+        self.scope = scope
+    }
+
+    /// The same call in another scope: a refresh in the background, registered on its own.
+    func within(_ scope: RequestScope) -> CachedCall { CachedCall(self, scope: scope) }
 
     /// The entry stored for the request, if any.
     func stored() async -> CachedResponse? {
@@ -148,11 +164,20 @@ private struct CachedCall<Response: Sendable>: Sendable {
     }
 
     /// A stored answer given without the network: decoded (see ``decoded(_:isStale:)``), and
-    /// refused once ``NetworkClient/cancelAll()`` ran since the request began.
+    /// refused once the request was cancelled, or the session left its epoch.
     func fromCache(_ entry: CachedResponse, isStale: Bool = false) async throws(NetworkError) -> Reply<Response>? {
         guard let reply = await decoded(entry, isStale: isStale) else { return nil }
-        try client.refuseIfCancelledAll(since: generation, request)
+        try checkScope("the cache was read")
         return reply
+    }
+
+    /// ``RequestScope/check(_:)``, the error described with the request.
+    private func checkScope(_ step: String) throws(NetworkError) {
+        do {
+            try scope.check(step)
+        } catch {
+            throw error.describing(request)
+        }
     }
 
     /// What a conditional request brought: a new answer, or word that the stored one holds.
@@ -165,14 +190,14 @@ private struct CachedCall<Response: Sendable>: Sendable {
     /// that has a validator the request asks whether it still holds, and a `304` refreshes and
     /// returns it; a `304` that speaks of another version, or an entry that no longer decodes,
     /// is answered by asking again without condition. An answer saying the resource is gone
-    /// (404, 410) removes the entry.
+    /// (404, 410) removes the entry. Nothing is merged, stored or returned once the session has
+    /// left the request's epoch (another user's answer never meets this one's entry).
     func refreshed(stored: CachedResponse?) async throws(NetworkError) -> Reply<Response> {
         let conditional = stored.flatMap { HTTPFreshness.conditional(request, revalidating: $0) }
         let outcome: Revalidation
         do {
-            outcome = try await client.perform(
-                conditional ?? request, of: endpoint, since: generation, scope: ticket.sharingScope
-            ) { [client, endpoint, request] response in
+            outcome = try await client.perform(conditional ?? request, of: endpoint, in: scope) {
+                [client, endpoint, request] response in
                 if conditional != nil, response.status == 304 { return .notModified(response) }
                 return .answered(try client.decodedReply(response, to: endpoint, method: request.method))
             }
@@ -183,14 +208,19 @@ private struct CachedCall<Response: Sendable>: Sendable {
         switch outcome {
         case .answered(let reply):
             await cache.save(reply.response, answering: request, ticket: ticket)
+            try checkScope("the answer was stored")
             return reply
         case .notModified(let notModified):
+            try checkScope("a 304 arrived")
             if let stored, var refreshed = HTTPFreshness.refreshed(stored.response, with: notModified) {
                 refreshed.sharedTransfer = notModified.sharedTransfer
                 let entry =
                     await cache.save(refreshed, answering: request, ticket: ticket)
                     ?? CachedResponse(refreshed, storedAt: cache.now())
-                if let reply = await decoded(entry, isStale: false) { return reply }
+                if let reply = await decoded(entry, isStale: false) {
+                    try checkScope("the 304 was merged")
+                    return reply
+                }
             } else {
                 await cache.remove(ticket)
             }

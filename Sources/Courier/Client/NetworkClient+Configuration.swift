@@ -12,6 +12,10 @@ extension NetworkClient {
     public struct Configuration: Sendable {
         /// The URL endpoint paths are joined to.
         public var baseURL: URL
+        /// Who is signed in: the token every request carries, its refresh, the silent login and
+        /// the logout (see ``Session``); `nil` (the default) sends every request without one.
+        /// The session's layer runs outside every layer of ``interceptors``.
+        public var session: Session?
         /// The overall deadline of a request when its endpoint sets none. Default 30 s.
         public var timeout: Duration
         /// The envelope format of the backend. Default ``EnvelopeFormat/standard``.
@@ -34,10 +38,11 @@ extension NetworkClient {
         /// What happens to a request while ``reachability`` says offline. Default ``ReachabilityPolicy/failFast``.
         public var reachabilityPolicy: ReachabilityPolicy
         /// The cache for endpoints whose ``Endpoint/cachePolicy`` uses one; `nil` (the default)
-        /// sends every endpoint to the network.
+        /// sends every endpoint to the network. Its answers belong to the ``session``'s user.
         public var cache: ResponseCache?
         /// The interceptor layers, outermost first: each request passes through them in this order
-        /// on its way to the transport, and its response in reverse order.
+        /// on its way to the transport, and its response in reverse order. They run inside the
+        /// ``session``'s layer, so they see the token it attached.
         public var interceptors: [any Interceptor]
         /// The most bytes an answer's body kept in memory may have, counted after decoding, so
         /// a server (or a compression bomb) cannot exhaust memory: a larger body fails with
@@ -51,15 +56,21 @@ extension NetworkClient {
         ///   - baseURL: The URL endpoint paths are joined to.
         ///   - timeout: The default overall deadline of a request.
         ///   - envelope: The backend's envelope format.
+        ///   - session: Who is signed in, or `nil`.
+        ///   - cache: The cache, or `nil`.
+        ///   - reachability: Tells whether the device is online, or `nil`.
         ///   - interceptors: The interceptor layers, outermost first.
         ///   - transport: The transport, or `nil` for ``defaultTransport()``.
         public init(
             baseURL: URL, timeout: Duration = .seconds(30), envelope: EnvelopeFormat = .standard,
+            session: Session? = nil, cache: ResponseCache? = nil, reachability: (any ReachabilityMonitor)? = nil,
             interceptors: [any Interceptor] = [], transport: (any Transport)? = nil
         ) {
             self.baseURL = baseURL
             self.timeout = timeout
             self.envelope = envelope
+            self.session = session
+            self.cache = cache
             self.acceptableStatusCodes = Set(200..<300)
             self.acceptableContentTypes = [
                 "application/json", "text/json", "text/javascript", "text/html", "text/plain",
@@ -68,7 +79,7 @@ extension NetworkClient {
             self.encoder = JSONEncoder()
             self.transport = transport
             self.interceptors = interceptors
-            self.reachability = nil
+            self.reachability = reachability
             self.reachabilityPolicy = .failFast
             self.maximumResponseBodySize = 64 << 20
         }

@@ -31,16 +31,18 @@ extension NetworkClient {
 
     private nonisolated func startUpload<Response>(_ endpoint: Endpoint<Response>) -> TransferTask<Response> {
         let reporter = ProgressReporter(direction: .upload)
-        // Taken now: the transfer has begun for the caller, and a cancelAll() before its task
-        // runs stops it.
-        let generation = requestGeneration
+        // Registered now: the transfer has begun for the caller, and a cancelAll() or a logout
+        // before its task runs stops it.
+        let entry = register()
         return TransferTask(reporter: reporter) { [self] in
+            defer { finish(entry) }
             var request = try makeRequest(endpoint)
             request.progress = reporter
             let decoding = endpoint.decoding
             let method = request.method
             do {
-                let value = try await perform(request, of: endpoint, since: generation) { [self] response in
+                let scope = try await scope(of: entry, in: nil, request)
+                let value = try await perform(request, of: endpoint, in: scope) { [self] response in
                     try validation.validate(response, method: method, checksContentType: decoding.checksContentType)
                     return try decoding.decode(response, decodingContext)
                 }
@@ -75,11 +77,11 @@ extension NetworkClient {
         _ endpoint: DownloadEndpoint, to destination: URL, overwrite: OverwritePolicy = .fail
     ) -> TransferTask<DownloadedFile> {
         let reporter = ProgressReporter(direction: .download)
-        let generation = requestGeneration
+        let entry = register()
         return TransferTask(reporter: reporter) { [self] in
             try await runDownload(
                 DownloadJob(endpoint: endpoint, destination: destination, overwrite: overwrite), reporter: reporter,
-                since: generation)
+                registered: entry)
         }
     }
 
@@ -95,18 +97,19 @@ extension NetworkClient {
             endpoint: resumeData.endpoint, destination: resumeData.destination, overwrite: resumeData.overwrite,
             partialFile: resumeData.partialFile,
             resume: resumeData.continuesWithRange ? (resumeData.bytesReceived, resumeData.validator ?? "") : nil)
-        let generation = requestGeneration
+        let entry = register()
         return TransferTask(reporter: reporter) { [self] in
-            try await runDownload(job, reporter: reporter, since: generation)
+            try await runDownload(job, reporter: reporter, registered: entry)
         }
     }
 
-    /// Runs a download that began at `generation` (``requestGeneration``).
-    private nonisolated func runDownload(_ job: DownloadJob, reporter: ProgressReporter, since generation: UInt64)
-        async throws -> DownloadedFile
-    {
+    /// Runs a download registered in flight as `entry` when it was asked for.
+    private nonisolated func runDownload(
+        _ job: DownloadJob, reporter: ProgressReporter, registered entry: InFlightRegistry.Entry
+    ) async throws -> DownloadedFile {
+        defer { finish(entry) }
         do {
-            let file = try await downloadOnce(job, reporter: reporter, since: generation)
+            let file = try await downloadOnce(job, reporter: reporter, registered: entry)
             reporter.finish(total: file.byteCount)
             return file
         } catch {
@@ -116,7 +119,7 @@ extension NetworkClient {
     }
 
     private nonisolated func downloadOnce(
-        _ job: DownloadJob, reporter: ProgressReporter, since generation: UInt64
+        _ job: DownloadJob, reporter: ProgressReporter, registered entry: InFlightRegistry.Entry
     ) async throws(NetworkError) -> DownloadedFile {
         try job.checkDestination()
         var request = try makeRequest(job.endpoint.endpoint)
@@ -130,7 +133,8 @@ extension NetworkClient {
         request.progress = reporter
         let method = request.method
         do {
-            return try await perform(request, of: job.endpoint.endpoint, since: generation) {
+            let scope = try await scope(of: entry, in: nil, request)
+            return try await perform(request, of: job.endpoint.endpoint, in: scope) {
                 [self] response throws(NetworkError) in
                 try validation.validate(response, method: method, checksContentType: false)
                 return try job.store(response)

@@ -20,16 +20,21 @@ public actor NetworkClient {
     nonisolated let decodingContext: DecodingContext
     nonisolated let validation: ResponseValidation
     private nonisolated let gate: ReachabilityGate?
+    /// The configuration's session, or one nobody signs in to.
+    nonisolated let session: Session
 
     private nonisolated let inFlight = InFlightRegistry()
     private nonisolated let shared = SharedTransfers()
 
     /// Creates a client.
-    /// - Parameter configuration: Base URL, timeouts, envelope format, validation and transport.
+    /// - Parameter configuration: Base URL, timeouts, envelope format, session, cache, validation
+    ///   and transport.
     public init(configuration: Configuration) {
         self.configuration = configuration
+        self.session = configuration.session ?? .signedOut()
         self.chain = InterceptorChain(
-            interceptors: configuration.interceptors,
+            interceptors: (configuration.session.map { [SessionLayer(session: $0)] } ?? [])
+                + configuration.interceptors,
             transport: configuration.transport ?? Configuration.defaultTransport())
         self.encoder = configuration.encoder.copy()
         self.base = URLJoiner.Base(configuration.baseURL)
@@ -43,6 +48,7 @@ public actor NetworkClient {
             acceptableStatusCodes: configuration.acceptableStatusCodes,
             acceptableContentTypes: Set(configuration.acceptableContentTypes.map { $0.lowercased() }),
             envelope: configuration.envelope)
+        session.attach(self)
     }
 
     /// Sends an endpoint and returns its decoded payload.
@@ -70,27 +76,30 @@ public actor NetworkClient {
     public nonisolated func reply<Response>(to endpoint: Endpoint<Response>) async throws(NetworkError)
         -> Reply<Response>
     {
-        try await reply(to: endpoint, since: requestGeneration)
+        try await reply(to: endpoint, in: nil)
     }
 
-    /// ``reply(to:)`` for a request that began at `generation` (``requestGeneration``): one
-    /// that began before a ``cancelAll()`` is not sent.
-    nonisolated func reply<Response>(to endpoint: Endpoint<Response>, since generation: UInt64)
+    /// ``reply(to:)`` for a request of session epoch `epoch` (a layer's own request), or of the
+    /// epoch now when `nil`.
+    nonisolated func reply<Response>(to endpoint: Endpoint<Response>, in epoch: SessionEpoch?)
         async throws(NetworkError) -> Reply<Response>
     {
         let request = try makeRequest(endpoint)
+        let entry = register(in: epoch)
+        defer { finish(entry) }
+        let scope = try await scope(of: entry, in: epoch, request)
         guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly else {
-            return try await networkReply(to: endpoint, request: request, since: generation)
+            return try await networkReply(to: endpoint, request: request, in: scope)
         }
-        return try await reply(to: endpoint, request: request, cache: cache, since: generation)
+        return try await reply(to: endpoint, request: request, cache: cache, in: scope)
     }
 
     /// Sends a built request through the layers and the transport, checks the answer and
-    /// decodes it. `generation` is ``requestGeneration`` when the request began.
+    /// decodes it.
     nonisolated func networkReply<Response>(
-        to endpoint: Endpoint<Response>, request: HTTPRequest, since generation: UInt64
+        to endpoint: Endpoint<Response>, request: HTTPRequest, in scope: RequestScope
     ) async throws(NetworkError) -> Reply<Response> {
-        try await perform(request, of: endpoint, since: generation) { [self] response in
+        try await perform(request, of: endpoint, in: scope) { [self] response in
             try decodedReply(response, to: endpoint, method: request.method)
         }
     }
@@ -117,14 +126,21 @@ public actor NetworkClient {
         configuration.reachability?.statusUpdates() ?? AsyncStream { $0.yield(.unknown) }
     }
 
-    /// Cancels every request in flight, including those waiting to be online, and those still
-    /// reading the cache (none is sent, nor given an answer it read from the cache without the
-    /// network). Each one throws
-    /// ``NetworkError/Code/cancelled``. No request sent afterwards shares a transfer with one
-    /// that was in flight (see ``Endpoint/sharingIdenticalRequests(_:)``): call it on logout.
+    /// Cancels every request in flight, including those waiting to be online, for a token, or
+    /// still reading the cache (none is sent, nor given an answer it read from the cache
+    /// without the network). Each one throws ``NetworkError/Code/cancelled``. No request sent
+    /// afterwards shares a transfer with one that was in flight (see
+    /// ``Endpoint/sharingIdenticalRequests(_:)``). The session goes on as it was (a refresh
+    /// under way still stores its token): on logout call ``Session/logOut()``, which cancels
+    /// these requests too.
     public nonisolated func cancelAll() {
         shared.detachAll()
         inFlight.cancelAll()
+    }
+
+    /// Cancels the requests that began in a session epoch before `epoch`: a logout's part.
+    nonisolated func cancelWork(before epoch: UInt64) {
+        inFlight.cancel(before: epoch)
     }
 
     /// The number of requests in flight, for a network activity indicator.
@@ -144,27 +160,53 @@ public actor NetworkClient {
     // MARK: - Pipeline (off the actor)
 
     /// What identical requests in flight are matched by: the request as its endpoint describes
-    /// it, its headers, deadline, body limit and the layers it skips. `nil` for one that never
-    /// shares a transfer (a download, an upload with progress, a file or multipart body).
-    private nonisolated func sharingKey(_ request: HTTPRequest, skipping skipped: Set<InterceptorLayer>) -> [String]? {
-        guard request.progress == nil, let parts = RequestDigest.parts(of: request) else { return nil }
+    /// it, its headers, deadline, body limit, whether it may be sent twice, the layers it
+    /// skips, and the session epoch and user it belongs to. `nil` for one that never shares a
+    /// transfer (a download, an upload with progress, a file or multipart body, or a request
+    /// whose user is not known).
+    private nonisolated func sharingKey(
+        _ request: HTTPRequest, skipping skipped: Set<InterceptorLayer>, in epoch: SessionEpoch
+    ) -> [String]? {
+        guard request.progress == nil, let owner = epoch.owner, let parts = RequestDigest.parts(of: request) else {
+            return nil
+        }
         // Each part is one element, so no two lists of parts are equal unless every part is.
         return parts + [String(request.headers.fields.count)]
             + request.headers.fields.map { "\($0.name.lowercased()): \($0.value)" }
             + skipped.map(\.rawValue).sorted() + [
                 "\(request.timeout)", request.maximumResponseBodySize.map(String.init) ?? "no limit",
+                request.isIdempotent ? "idempotent" : "once", String(epoch.number), owner,
             ]
     }
 
-    /// How many times ``cancelAll()`` ran: a request takes it when it begins, and is refused
-    /// once it has changed.
-    nonisolated var requestGeneration: UInt64 { shared.generation }
+    /// Registers a request as in flight, from now: in session epoch `epoch`, or the current one.
+    nonisolated func register(in epoch: SessionEpoch? = nil) -> InFlightRegistry.Entry {
+        inFlight.add(epoch: epoch?.number ?? session.epochNumber)
+    }
 
-    /// Throws ``NetworkError/Code/cancelled`` when ``cancelAll()`` ran since a request began at
-    /// `generation`.
-    nonisolated func refuseIfCancelledAll(since generation: UInt64, _ request: HTTPRequest) throws(NetworkError) {
-        guard shared.generation != generation else { return }
-        throw NetworkError(.cancelled, "cancelAll() ran after the request began.").describing(request)
+    /// Ends a registered request.
+    nonisolated func finish(_ entry: InFlightRegistry.Entry) {
+        inFlight.remove(entry)
+    }
+
+    /// The scope of the request registered as `entry`: in session epoch `epoch`, or in the
+    /// current one (the first request reads the session's store). Refused when the request was
+    /// cancelled meanwhile, or the session left the epoch it was registered in.
+    nonisolated func scope(of entry: InFlightRegistry.Entry, in epoch: SessionEpoch?, _ request: HTTPRequest)
+        async throws(NetworkError) -> RequestScope
+    {
+        let current: SessionEpoch
+        if let epoch { current = epoch } else { current = await session.beginEpoch() }
+        let scope = RequestScope(epoch: current, entry: entry)
+        do throws(NetworkError) {
+            try scope.check("it began")
+            guard current.number == entry.epoch else {
+                throw session.endError(of: entry.epoch, while: "the request began")
+            }
+        } catch {
+            throw error.describing(request)
+        }
+        return scope
     }
 
     /// Builds an endpoint's request against the base URL, refusing one whose task is already
@@ -179,44 +221,35 @@ public actor NetworkClient {
     }
 
     /// Runs a built request through the reachability gate, the interceptors and the transport
-    /// in a task of its own, registered as in flight, and turns the answer into a value with
-    /// `finish`. Cancelling the caller, or ``cancelAll()``, cancels that task. An identical
-    /// request in flight that shares its transfer (``Endpoint/sharesIdenticalRequests``)
-    /// answers this one too: then the task is the transfer's, and a caller that is cancelled
-    /// stops waiting for it (see ``SharedTransfers``). A ``NetworkError/Code/sessionExpired``
-    /// empties the cache. `generation` is ``requestGeneration`` when the request
-    /// began: one that began before a ``cancelAll()`` is not sent. `scope` is the session the
-    /// request belongs to when its cache ticket already says (else the cache is asked).
+    /// in a task of its own, and turns the answer into a value with `finish`. Cancelling the
+    /// caller, ``cancelAll()`` or a logout cancels that task. An identical request in flight
+    /// that shares its transfer (``Endpoint/sharesIdenticalRequests``) answers this one too:
+    /// then the task is the transfer's, and a caller that is cancelled stops waiting for it (see
+    /// ``SharedTransfers``). An answer that arrives after the request's scope ended (a logout)
+    /// is not given.
     /// - Throws: ``NetworkError``, described with the request.
     nonisolated func perform<Response, Value: Sendable>(
-        _ request: HTTPRequest, of endpoint: Endpoint<Response>, since generation: UInt64, scope: String? = nil,
+        _ request: HTTPRequest, of endpoint: Endpoint<Response>, in scope: RequestScope,
         finish: @escaping @Sendable (HTTPResponse) throws -> Value
     ) async throws(NetworkError) -> Value {
-        let context = InterceptorContext(client: self, since: generation)
         let skipped = endpoint.skippedLayers
-        var sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped) : nil
-        if sharing != nil, let cache = configuration.cache {
-            // Only requests of one session share: an identity that cannot be read shares nothing.
-            let session: String?
-            if let scope { session = scope } else { session = await cache.sharingScope() }
-            sharing = session.flatMap { session in sharing.map { $0 + [session] } }
-        }
-        let (id, entry) = inFlight.add()
-        // A cancelAll() since this request began (while it read the cache or waited for the
-        // identity, say) came before it was registered, so it would not have reached it.
+        let context = InterceptorContext(client: self, epoch: scope.epoch, skipping: skipped)
+        let sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped, in: scope.epoch) : nil
         do {
-            try refuseIfCancelledAll(since: generation, request)
+            try scope.check("it was about to be sent")
         } catch {
-            inFlight.remove(id)
-            throw error
+            throw error.describing(request)
         }
+        let cache = configuration.cache
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
+            // A shared answer is as old as its transfer, whichever caller stores it.
+            let mark = sharing.map { _ in SharedTransferMark(order: cache?.nextOrder()) }
             try await gate?.admit(request.url)
             do {
                 var response = try await chain.send(request, context: context, skipping: skipped)
-                // Only the transfer that shares an answer marks it (see SharedTransfers): a mark
-                // on a recorded answer a layer or transport hands back stands for nothing here.
-                response.sharedTransfer = nil
+                // Only the transfer that shares an answer marks it: a mark on a recorded answer a
+                // layer or transport hands back stands for nothing here.
+                response.sharedTransfer = mark
                 return response
             } catch {
                 throw NetworkError.wrapping(error)
@@ -227,28 +260,26 @@ public actor NetworkClient {
             // The shared transfer runs in a task of its own; this caller waits for it here.
             do {
                 let response = try await shared.response(
-                    for: sharing, generation: generation, cancellation: entry.attach, start: transfer)
+                    for: sharing, cancellation: scope.entry.attach, start: transfer)
                 result = Result { try finish(response) }
             } catch {
                 result = .failure(error)
             }
         } else {
             let started = startedTask(priority: Task.currentPriority) { try finish(try await transfer()) }
-            entry.attach { started.cancel() }
+            scope.entry.attach { started.cancel() }
             result = await withTaskCancellationHandler {
                 await started.result
             } onCancel: {
                 started.cancel()
             }
         }
-        inFlight.remove(id)
         do {
-            return try result.get()
+            let value = try result.get()
+            try scope.check("its answer arrived")
+            return value
         } catch {
-            let failure = NetworkError.wrapping(error)
-            // A session that ended takes its stored answers with it, whatever the request was.
-            if failure.code == .sessionExpired, let cache = configuration.cache { try? await cache.removeAll() }
-            throw failure.describing(request)
+            throw NetworkError.wrapping(error).describing(request)
         }
     }
 }

@@ -75,12 +75,7 @@ enum RedirectPolicy {
     }
 
     private static func isSameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func origin(of url: URL) -> String {
-            let scheme = url.scheme?.lowercased() ?? ""
-            let port = url.port ?? (scheme == "https" ? 443 : 80)
-            return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
-        }
-        return origin(of: a) == origin(of: b)
+        a.origin == b.origin
     }
 
     private static func staysWithOrigin(_ name: String) -> Bool {

@@ -20,11 +20,6 @@ final class SharedTransfers: @unchecked Sendable {
 
     private let lock = NSLock()
     private var transfers: [[String]: Transfer] = [:]
-    private var detachments: UInt64 = 0
-
-    /// How many times ``detachAll()`` ran: a request takes it when it begins, and one that
-    /// began before the last detachment neither starts nor joins a transfer.
-    var generation: UInt64 { lock.withLock { detachments } }
 
     /// The number of callers waiting for a shared transfer that later identical requests can
     /// still join (not one detached by ``detachAll()``), all transfers together.
@@ -35,25 +30,22 @@ final class SharedTransfers: @unchecked Sendable {
 
     /// The answer of the transfer for `key`: one in flight, or a new one made by `start`.
     /// - Parameters:
-    ///   - key: What identical requests are matched by: the parts that tell them apart.
-    ///   - generation: The ``generation`` when the request began.
+    ///   - key: What identical requests are matched by: the parts that tell them apart, the
+    ///     session epoch among them.
     ///   - cancellation: Given what stops this caller's wait, once it waits; for
-    ///     ``NetworkClient/cancelAll()``.
+    ///     ``NetworkClient/cancelAll()`` and a logout.
     ///   - start: The transfer.
     /// - Throws: The transfer's error, or ``NetworkError/Code/cancelled`` when the caller is
-    ///   cancelled, or began before the last ``detachAll()``.
+    ///   cancelled.
     func response(
-        for key: [String], generation: UInt64,
-        cancellation: @escaping (_ stop: @escaping @Sendable () -> Void) -> Void,
+        for key: [String], cancellation: @escaping (_ stop: @escaping @Sendable () -> Void) -> Void,
         start: @escaping @Sendable () async throws -> HTTPResponse
     ) async throws -> HTTPResponse {
         let cancelled = NetworkError(.cancelled, "The request was cancelled before it was sent.")
-        // A caller cancelled already (by its task, or by a cancelAll() since it began) starts
-        // nothing and joins nothing.
+        // A caller cancelled already starts nothing and joins nothing.
         guard !Task.isCancelled else { throw cancelled }
         let priority = Task.currentPriority
-        let joined: (transfer: Transfer, isNew: Bool, running: Task<Void, any Error>?)? = lock.withLock {
-            guard generation == detachments else { return nil }
+        let (transfer, isNew, running): (Transfer, Bool, Task<Void, any Error>?) = lock.withLock {
             if let running = transfers[key] {
                 running.waiters += 1
                 if running.task == nil, running.joinedPriority.map({ $0 < priority }) ?? true {
@@ -65,7 +57,6 @@ final class SharedTransfers: @unchecked Sendable {
             transfers[key] = transfer
             return (transfer, true, nil)
         }
-        guard let (transfer, isNew, running) = joined else { throw cancelled }
         // A caller of higher priority than the one that started it does not wait at the lower
         // priority. Outside the lock: an escalation runs handlers on this thread.
         if let running { escalate(running, to: priority) }
@@ -75,9 +66,7 @@ final class SharedTransfers: @unchecked Sendable {
             let task = startedTask(priority: priority) { [self] in
                 let result: Result<HTTPResponse, any Error>
                 do {
-                    var response = try await start()
-                    response.sharedTransfer = SharedTransferMark()
-                    result = .success(response)
+                    result = .success(try await start())
                 } catch {
                     result = .failure(error)
                 }
@@ -97,10 +86,7 @@ final class SharedTransfers: @unchecked Sendable {
     /// Lets no later caller join a transfer in flight now: each goes on for the callers it has
     /// (until they leave), and the next identical request starts a new one.
     func detachAll() {
-        lock.withLock {
-            transfers.removeAll()
-            detachments &+= 1
-        }
+        lock.withLock { transfers.removeAll() }
     }
 
     /// One waiter fewer. When the last one leaves, the transfer is cancelled (a cancelled caller
@@ -123,8 +109,13 @@ final class SharedTransfers: @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: `claimed` is guarded by `lock`.
 final class SharedTransferMark: @unchecked Sendable {
+    /// The transfer's place among the cache's requests, taken when it started: a caller that
+    /// joined later stores its answer as old as it is, not as old as the caller.
+    let order: UInt64?
     private let lock = NSLock()
     private var claimed: Set<CacheKey> = []
+
+    init(order: UInt64?) { self.order = order }
 
     /// Whether the caller is the first to store the answer under `key`.
     func claim(_ key: CacheKey) -> Bool {

@@ -104,10 +104,12 @@ public struct Endpoint<Response: Sendable>: Sendable {
     /// reads (``idempotent()``), say, never one that places an order. Turn it off for a `GET`
     /// whose every call must reach the server (a poll that counts, say).
     ///
-    /// The match is made before the token is added. With a cache, only requests of one session
-    /// share a transfer: the same ``ResponseCache`` identity, and no ``ResponseCache/removeAll()``
-    /// between them. Without one, call ``NetworkClient/cancelAll()`` on logout: after it no
-    /// request joins a transfer that began before.
+    /// The match is made before the token is added, and only requests of one session epoch
+    /// share a transfer (see ``Session``): after a logout or a login no request joins one that
+    /// began before. Requests that differ in whether they may be sent twice
+    /// (``isIdempotent``) never share. A caller that joins gets the transfer's outcome,
+    /// its deadline included: a late caller may see it time out before its own deadline would
+    /// have passed.
     /// - Parameter shares: Whether to share.
     /// - Returns: The changed endpoint.
     public func sharingIdenticalRequests(_ shares: Bool) -> Self {

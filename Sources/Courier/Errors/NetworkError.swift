@@ -32,7 +32,8 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         public static let offline = Code(rawValue: "offline")
         /// The request's deadline passed (no answer, or an answer that never finished).
         public static let timedOut = Code(rawValue: "timedOut")
-        /// The request was cancelled (task cancellation or ``NetworkClient/cancelAll()``).
+        /// The request was cancelled: its task, ``NetworkClient/cancelAll()``, or a logout or
+        /// another login (see ``Session``) while it was under way.
         public static let cancelled = Code(rawValue: "cancelled")
         /// The transport failed: connection refused or dropped, DNS, an invalid answer, …
         public static let transport = Code(rawValue: "transport")
@@ -47,10 +48,14 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         public static let decodingFailed = Code(rawValue: "decodingFailed")
         /// The envelope carried a code that is not a success code.
         public static let business = Code(rawValue: "business")
-        /// The session expired and logging in again did not help.
+        /// The backend ended the session (an ask-the-user code, or a silent login that failed or
+        /// did not help): nobody is signed in any more.
         public static let sessionExpired = Code(rawValue: "sessionExpired")
-        /// There was no token to send: its store failed, or fetching or refreshing it did.
+        /// The token could not be refreshed: the refresh failed every attempt, was refused, or
+        /// ran past its limit.
         public static let tokenRefreshFailed = Code(rawValue: "tokenRefreshFailed")
+        /// The session's ``TokenStore`` could not be read or written (a locked keychain, say).
+        public static let credentialStore = Code(rawValue: "credentialStore")
         /// The answer is larger than the client accepts: a body past
         /// ``NetworkClient/Configuration/maximumResponseBodySize`` (or the endpoint's limit),
         /// counted after decoding, or a header block past ``HTTPResponse/maximumHeaderSize``.

@@ -5,9 +5,9 @@ import Foundation
 /// A layer gets the request with its parameters still structured, and `next`, which runs every
 /// inner layer and the transport. It can change the request, answer without calling `next`
 /// (short-circuit), look at the response (status, headers, body bytes), or call `next` again
-/// (retry: every inner layer runs again, so each attempt carries the current token and a fresh
-/// signature). Layers run in the order of ``NetworkClient/Configuration/interceptors``, the
-/// first outermost.
+/// (retry: every inner layer runs again, so each attempt carries a fresh signature). Layers run
+/// in the order of ``NetworkClient/Configuration/interceptors``, the first outermost, inside the
+/// ``Session``'s own layer, which attaches the token.
 ///
 /// ```swift
 /// struct RequestID: Interceptor {
@@ -59,9 +59,11 @@ public struct InterceptorLayer: RawRepresentable, Hashable, Sendable, Expressibl
     public static let commonParameters: InterceptorLayer = "commonParameters"
     /// ``SigningInterceptor``.
     public static let signing: InterceptorLayer = "signing"
-    /// The token layer.
+    /// The session (see ``Session``): skipping it sends the request without a token, and
+    /// leaves its answer alone (no refresh, no login).
     public static let token: InterceptorLayer = "token"
-    /// The re-login layer.
+    /// The session's silent login: skipping it keeps the token and its refresh, but returns
+    /// log-in and ask-the-user answers as they are.
     public static let reLogin: InterceptorLayer = "reLogin"
     /// The retry layer.
     public static let retry: InterceptorLayer = "retry"
@@ -77,24 +79,25 @@ public struct InterceptorContext: Sendable {
     /// the caller gets.
     let decoder: JSONDecoder
     private let owner: NetworkClient
-    /// The client's count of ``NetworkClient/cancelAll()`` calls when the request began; `nil`
-    /// in a context a test made.
-    private let generation: UInt64?
+    /// The session's epoch when the request began: what it may still send in.
+    let epoch: SessionEpoch
+    /// The layers the request skips.
+    let skippedLayers: Set<InterceptorLayer>
 
-    /// Creates the context of a request sent by `client` (the client makes one per request;
+    /// Creates the context of a request sent by `client` now (the client makes one per request;
     /// tests of a custom layer can too). Whether a request may be sent twice is the request's
     /// own ``HTTPRequest/isIdempotent``.
     /// - Parameter client: The client the request is sent by.
     public init(client: NetworkClient) {
-        self.init(client: client, since: nil)
+        self.init(client: client, epoch: client.session.currentEpoch(), skipping: [])
     }
 
-    /// The context of a request that began at `generation` (``NetworkClient/requestGeneration``).
-    init(client: NetworkClient, since generation: UInt64?) {
+    init(client: NetworkClient, epoch: SessionEpoch, skipping skippedLayers: Set<InterceptorLayer>) {
         self.envelope = client.configuration.envelope
         self.decoder = client.decodingContext.decoder
         self.owner = client
-        self.generation = generation
+        self.epoch = epoch
+        self.skippedLayers = skippedLayers
     }
 
     /// The business code of a response whose body is an envelope in ``envelope``'s format, as
@@ -106,20 +109,14 @@ public struct InterceptorContext: Sendable {
         EnvelopeProbe.code(in: response.body, decoder: decoder)
     }
 
-    /// The client sending this request, for a request of the layer's own (a token fetch, a
-    /// login): requests sent through it skip `layers`. Name at least the calling layer: a layer
-    /// that sends through itself can wait for itself forever (a refresh that needs a token).
+    /// The client sending this request, for a request of the layer's own: requests sent through
+    /// it skip `layers`, and belong to this request's session epoch (after a logout they are
+    /// refused). Name at least the calling layer: a layer that sends through itself can wait
+    /// for itself forever.
     /// - Parameter layers: The layers to skip.
     /// - Returns: The handle.
     public func client(skipping layers: Set<InterceptorLayer>) -> ClientHandle {
-        ClientHandle(client: owner, skipping: layers)
-    }
-
-    /// ``client(skipping:)``, whose requests are refused once ``NetworkClient/cancelAll()`` ran
-    /// after this request began: for a login, which must not bring back a session the app
-    /// ended meanwhile.
-    func clientOfThisRequest(skipping layers: Set<InterceptorLayer>) -> ClientHandle {
-        ClientHandle(client: owner, skipping: layers, since: generation)
+        ClientHandle(client: owner, skipping: layers, epoch: epoch)
     }
 }
 
@@ -141,7 +138,12 @@ struct InterceptorChain: Sendable {
         var index = index
         // Most requests skip nothing: no layer's name is hashed for them.
         while index < interceptors.count, !skipped.isEmpty, skipped.contains(interceptors[index].layer) { index += 1 }
-        guard index < interceptors.count else { return try await transport.send(request) }
+        guard index < interceptors.count else {
+            // The last step before the wire: whatever a layer waited for (a token, a retry's
+            // pause), nothing goes out for a session that has ended since the request began.
+            try context.epoch.check("the request was about to be sent")
+            return try await transport.send(request)
+        }
         let next = index + 1
         return try await interceptors[index].intercept(request, context: context) { request in
             try await send(request, from: next, context: context, skipping: skipped)

@@ -15,7 +15,7 @@ import Foundation
 /// ```
 ///
 /// With a ``ClockCorrection``, a request whose timestamp the backend refuses is signed again
-/// with the server's time, once, and later requests use it from the start.
+/// with the server's time, once, and later requests to that server use it from the start.
 public struct SigningInterceptor: Interceptor {
     /// How the signature is computed from the canonical request: HMAC-SHA256, the legacy MD5
     /// scheme, or an algorithm of your own.
@@ -125,7 +125,7 @@ public struct SigningInterceptor: Interceptor {
     /// Whether the placement's three names differ, found once.
     private let hasDistinctNames: Bool
     private let clockCorrection: ClockCorrection?
-    private let offset = ClockOffset()
+    private let offsets = ClockOffsets()
     private let now: @Sendable () -> Date
     private let makeNonce: @Sendable () -> String
 
@@ -164,15 +164,17 @@ public struct SigningInterceptor: Interceptor {
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
-        let used = offset.current
+        let origin = request.url.origin
+        let used = offsets.current(for: origin)
         let sent = now()
         let response = try await next(sign(request, offset: used, at: sent))
         guard let clockCorrection, clockCorrection.refuses(response, context),
             let candidate = clockCorrection.offset(in: response, sent: sent, arrived: now(), used: used)
         else { return response }
-        // Kept only when the server takes the request signed with it.
+        // Kept only when the server takes the request signed with it, within the session the
+        // request began in.
         let resent = try await next(sign(request, offset: candidate, at: now()))
-        if !clockCorrection.refuses(resent, context) { offset.set(candidate) }
+        if clockCorrection.accepts(resent, context), context.epoch.isCurrent { offsets.set(candidate, for: origin) }
         return resent
     }
 
@@ -182,7 +184,7 @@ public struct SigningInterceptor: Interceptor {
     /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails, or two of the
     ///   signature, timestamp and nonce have the same name.
     public func sign(_ request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
-        try sign(request, offset: offset.current, at: now())
+        try sign(request, offset: offsets.current(for: request.url.origin), at: now())
     }
 
     /// The request signed with a timestamp `offset` seconds from `date`, the clock's time.

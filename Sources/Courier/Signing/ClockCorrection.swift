@@ -3,8 +3,12 @@ import Foundation
 /// How the signing layer copes with a device clock that is wrong: when the backend refuses a
 /// request's timestamp (with one of ``codes``), the layer reads the server's time from the answer
 /// and, when the device clock is off from it by 2 seconds or more, signs the request again with
-/// the server's time and sends it once more. When the server takes it, later requests are signed
-/// with the corrected time from the start.
+/// the server's time and sends it once more. When the server takes it (a 2xx answer without a
+/// refusal code), later requests to that server (its origin: scheme, host and port) are signed
+/// with the corrected time from the start; requests to other servers keep their own. A
+/// correction is adopted only within the session it was made in (see ``Session``), and never one
+/// that moves the clock further than ``maximumCorrection``, so no answer can move the signing
+/// clock by days.
 ///
 /// The request goes out a second time whatever its method, as a token refresh replays one: name
 /// only codes with which the backend refuses a request *before* acting on it.
@@ -35,14 +39,21 @@ public struct ClockCorrection: Sendable, Hashable {
     public var codes: Set<BusinessCode>
     /// Where the server's time is read from.
     public var serverTime: ServerTime
+    /// The furthest one correction may move the signing clock of a server; a server's time
+    /// further off is not believed, and the refusal is returned as it is. Default one day.
+    public var maximumCorrection: Duration
 
     /// Creates the correction.
     /// - Parameters:
     ///   - codes: The business codes that mean "timestamp expired".
     ///   - serverTime: Where the answer carries the server's time; its `Date` header by default.
-    public init(codes: Set<BusinessCode>, serverTime: ServerTime = .dateHeader) {
+    ///   - maximumCorrection: The furthest one correction may move the clock; one day by default.
+    public init(
+        codes: Set<BusinessCode>, serverTime: ServerTime = .dateHeader, maximumCorrection: Duration = .seconds(86_400)
+    ) {
         self.codes = codes
         self.serverTime = serverTime
+        self.maximumCorrection = maximumCorrection
     }
 
     /// Whether `response` refuses a request's timestamp.
@@ -51,11 +62,17 @@ public struct ClockCorrection: Sendable, Hashable {
         return codes.contains(code)
     }
 
+    /// Whether `response` takes a request signed with a corrected time: a success status, and
+    /// no refusal.
+    func accepts(_ response: HTTPResponse, _ context: InterceptorContext) -> Bool {
+        (200..<300).contains(response.status) && !refuses(response, context)
+    }
+
     /// The offset from the device clock to the server's time in `response`, when that time can
-    /// be read, is within ``ClockOffset/limit``, and lies 2 s or more outside the span from
-    /// `sent` to `arrived` (device times, shifted by the offset `used` to sign): the server read
-    /// its clock somewhere in that span, so a time inside it agrees however slow the answer was.
-    /// The offset is measured to the nearer end of the span.
+    /// be read, lies 2 s or more outside the span from `sent` to `arrived` (device times, shifted
+    /// by the offset `used` to sign), and is within ``maximumCorrection`` of `used`: the server
+    /// read its clock somewhere in that span, so a time inside it agrees however slow the answer
+    /// was. The offset is measured to the nearer end of the span.
     func offset(in response: HTTPResponse, sent: Date, arrived: Date, used: TimeInterval) -> TimeInterval? {
         guard let server = serverDate(in: response) else { return nil }
         let fromSending = server.timeIntervalSince(sent)
@@ -68,7 +85,7 @@ public struct ClockCorrection: Sendable, Hashable {
         } else {
             return nil
         }
-        guard offset.isFinite, abs(offset) <= ClockOffset.limit else { return nil }
+        guard offset.isFinite, abs(offset - used) <= maximumCorrection.seconds else { return nil }
         return offset
     }
 
@@ -89,16 +106,29 @@ public struct ClockCorrection: Sendable, Hashable {
     }
 }
 
-/// How far the server's clock is ahead of the device's, once a request signed with it was taken.
-/// `@unchecked Sendable`: `offset` is guarded by `lock`.
-final class ClockOffset: @unchecked Sendable {
-    /// The largest offset believed: a clock more than a year off is a broken answer, not a clock.
-    static let limit: TimeInterval = 366 * 24 * 3600
+/// How far each server's clock is ahead of the device's, once a request signed with it was
+/// taken, by origin. At most ``limit`` servers are remembered; past it the oldest is forgotten
+/// (its requests are signed with the device clock again, and corrected again if refused).
+///
+/// `@unchecked Sendable`: `offsets` and `order` are guarded by `lock`.
+final class ClockOffsets: @unchecked Sendable {
+    static let limit = 64
 
     private let lock = NSLock()
-    private var offset: TimeInterval = 0
+    private var offsets: [String: TimeInterval] = [:]
+    /// The origins, oldest correction first.
+    private var order: [String] = []
 
-    var current: TimeInterval { lock.withLock { offset } }
+    /// The offset for `origin`'s server; 0 when none was taken.
+    func current(for origin: String) -> TimeInterval {
+        lock.withLock { offsets[origin] ?? 0 }
+    }
 
-    func set(_ offset: TimeInterval) { lock.withLock { self.offset = offset } }
+    func set(_ offset: TimeInterval, for origin: String) {
+        lock.withLock {
+            if offsets.updateValue(offset, forKey: origin) != nil { order.removeAll { $0 == origin } }
+            order.append(origin)
+            if order.count > Self.limit { offsets[order.removeFirst()] = nil }
+        }
+    }
 }

@@ -11,7 +11,7 @@ import Testing
         let store = MemoryCacheStore()
         let clock = ManualClock()
         let backend = try Backend {
-            $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now })
+            $0.cache = ResponseCache(store: store, now: { clock.now })
         }
         defer { backend.server.stop() }
         let broken = Flag()
@@ -39,7 +39,7 @@ import Testing
         var configuration = NetworkClient.Configuration(
             baseURL: URL(string: "https://api.example.com/")!, transport: transport)
         configuration.reachability = reachability
-        configuration.cache = ResponseCache { "ann" }
+        configuration.cache = ResponseCache()
         let client = NetworkClient(configuration: configuration)
         let endpoint = Endpoint<String>.get("news").caching(.offlineFallback)
 
@@ -56,7 +56,7 @@ import Testing
         let refusing = RefusingPort()
         var configuration = NetworkClient.Configuration(
             baseURL: URL(string: "http://127.0.0.1:\(refusing.port)/")!, transport: TestTransport.make())
-        configuration.cache = ResponseCache { "ann" }
+        configuration.cache = ResponseCache()
         let error = await networkError {
             _ = try await NetworkClient(configuration: configuration).send(
                 Endpoint<[Order]>.get("orders").caching(.offlineFallback))
@@ -66,7 +66,7 @@ import Testing
 
     @Test("offline fallback does not hide what the server said: an error status is thrown, not the stored answer")
     func fallbackNotOnServerErrors() async throws {
-        let backend = try Backend { $0.cache = ResponseCache { "ann" } }
+        let backend = try Backend { $0.cache = ResponseCache() }
         defer { backend.server.stop() }
         let failing = Flag()
         backend.server.route("/v1/orders") { _ in
@@ -91,7 +91,7 @@ import Testing
         })
         let clock = ManualClock()
         let backend = try Backend {
-            $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now })
+            $0.cache = ResponseCache(store: store, now: { clock.now })
         }
         defer { backend.server.stop() }
         let version = Flag()

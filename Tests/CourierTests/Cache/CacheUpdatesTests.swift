@@ -11,7 +11,7 @@ import Testing
     private func backend() throws -> Backend {
         let clock = clock
         let store = store
-        return try Backend { $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now }) }
+        return try Backend { $0.cache = ResponseCache(store: store, now: { clock.now }) }
     }
 
     /// Every reply of one loop over `updates(for:)`, and the error it ended with, if any.

@@ -244,7 +244,7 @@ import Testing
         let endpoint = Endpoint<[Order]>.get("orders").caching(.offlineFallback)
         func client() throws -> NetworkClient {
             var configuration = NetworkClient.Configuration(baseURL: server.baseURL, transport: TestTransport.make())
-            configuration.cache = ResponseCache(store: try DiskCacheStore(directory: folder.url)) { "ann" }
+            configuration.cache = ResponseCache(store: try DiskCacheStore(directory: folder.url))
             return NetworkClient(configuration: configuration)
         }
 

@@ -16,7 +16,7 @@ import Testing
     private func backend() throws -> Backend {
         let clock = clock
         let store = store
-        return try Backend { $0.cache = ResponseCache(store: store, identity: { "ann" }, now: { clock.now }) }
+        return try Backend { $0.cache = ResponseCache(store: store, now: { clock.now }) }
     }
 
     /// An envelope answer with extra header fields.
@@ -225,7 +225,7 @@ import Testing
             entry.headers["Last-Modified"] = "Sun, 06 Nov 1994 08:49:37 GMT\r\nX-Injected: 2"
             return entry
         })
-        let backend = try Backend { $0.cache = ResponseCache(store: store, identity: { "ann" }) }
+        let backend = try Backend { $0.cache = ResponseCache(store: store) }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in Self.answer(1, ["ETag": #""v1""#]) }
 
@@ -352,7 +352,7 @@ import Testing
             entry.storedAt = Date(timeIntervalSince1970: seconds)
             return entry
         })
-        let backend = try Backend { $0.cache = ResponseCache(store: store, identity: { "ann" }) }
+        let backend = try Backend { $0.cache = ResponseCache(store: store) }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in Self.answer(1, ["Expires": "Fri, 31 Dec 9999 23:59:59 GMT"]) }
 

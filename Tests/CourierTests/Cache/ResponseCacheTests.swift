@@ -6,35 +6,27 @@ import Testing
 /// The response cache over real HTTP: what each policy reads and stores, whose answers a session
 /// sees, and what empties it.
 @Suite struct ResponseCacheTests {
-    /// A clock the test moves by hand, and the user the session belongs to.
+    /// A clock the test moves by hand.
     final class World: @unchecked Sendable {
         private let lock = NSLock()
         private var date = Date(timeIntervalSince1970: 1_700_000_000)
-        private var user: String? = "ann"
-        private var isReadable = true
 
         var now: Date { lock.withLock { date } }
         func advance(_ seconds: TimeInterval) { lock.withLock { date += seconds } }
-        var currentUser: String? { lock.withLock { user } }
-        func signIn(_ name: String?) { lock.withLock { user = name } }
-        /// From now on the identity cannot be read (a locked keychain, say).
-        func makeUnreadable() { lock.withLock { isReadable = false } }
-        func identity() throws -> String? {
-            try lock.withLock {
-                guard isReadable else { throw CancellationError() }
-                return user
-            }
-        }
     }
 
     let world = World()
     let store = MemoryCacheStore()
+    /// Ann is signed in.
+    let session = Session(store: InMemoryTokenStore(credential: Credential(accessToken: "ann", userID: "ann")))
 
     private func backend(_ configure: (inout NetworkClient.Configuration) -> Void = { _ in }) throws -> Backend {
         let world = world
         let store = store
+        let session = session
         return try Backend {
-            $0.cache = ResponseCache(store: store, identity: { try world.identity() }, now: { world.now })
+            $0.session = session
+            $0.cache = ResponseCache(store: store, now: { world.now })
             configure(&$0)
         }
     }
@@ -90,43 +82,61 @@ import Testing
         #expect(backend.server.requests.count == 2)
     }
 
-    @Test("one user's answers are never given to another, and each keeps its own")
+    @Test("one user's answers are never given to another, even from one store, and each keeps its own")
     func sessionsAreApart() async throws {
         let backend = try backend()
         defer { backend.server.stop() }
         let counter = Counter()
-        backend.server.route("/v1/profile") { _ in .envelope(data: "profile \(counter.increment())") }
+        backend.server.route("/v1/profile") { request in
+            .envelope(data: "\(request.headers["token"] ?? "nobody")'s profile \(counter.increment())")
+        }
         let endpoint = Endpoint<String>.get("profile").caching(.cacheFirst(maxAge: .seconds(600)))
+        // Two more clients on the same store: Bob's session, and nobody's.
+        let bob = NetworkClient(
+            configuration: .init(
+                baseURL: backend.client.configuration.baseURL,
+                session: Session(store: InMemoryTokenStore(credential: Credential(accessToken: "bob", userID: "bob"))),
+                cache: ResponseCache(store: store), transport: TestTransport.make()))
+        let nobody = NetworkClient(
+            configuration: .init(
+                baseURL: backend.client.configuration.baseURL, cache: ResponseCache(store: store),
+                transport: TestTransport.make()))
 
-        let ann = try await backend.client.send(endpoint)
-        world.signIn("bob")
-        let bob = try await backend.client.send(endpoint)
-        world.signIn(nil)
-        let nobody = try await backend.client.send(endpoint)
-        world.signIn("ann")
+        let annFirst = try await backend.client.send(endpoint)
+        let bobFirst = try await bob.send(endpoint)
+        let nobodyFirst = try await nobody.send(endpoint)
         let annAgain = try await backend.client.reply(to: endpoint)
+        let bobAgain = try await bob.reply(to: endpoint)
 
-        #expect([ann, bob, nobody] == ["profile 1", "profile 2", "profile 3"])
-        #expect(annAgain.value == "profile 1" && annAgain.cached != nil)
+        #expect([annFirst, bobFirst, nobodyFirst] == ["ann's profile 1", "bob's profile 2", "nobody's profile 3"])
+        #expect(annAgain.value == annFirst && annAgain.cached != nil)
+        #expect(bobAgain.value == bobFirst && bobAgain.cached != nil)
         #expect(backend.server.requests.count == 3)
     }
 
-    @Test("a session whose identity cannot be read goes to the network and stores nothing")
-    func identityFailure() async throws {
+    @Test("a session whose store cannot be read does not use the cache: the request goes out and nothing is stored")
+    func unreadableSession() async throws {
         struct KeychainLocked: Error {}
+        struct LockedStore: TokenStore {
+            func credential() async throws -> Credential? { throw KeychainLocked() }
+            func setCredential(_ credential: Credential?) async throws { throw KeychainLocked() }
+        }
         let store = store
         let backend = try Backend {
-            $0.cache = ResponseCache(store: store) { throw KeychainLocked() }
+            $0.session = Session(store: LockedStore())
+            $0.cache = ResponseCache(store: store)
         }
         defer { backend.server.stop() }
-        backend.server.route("/v1/profile") { _ in .envelope(data: "ann") }
-        let endpoint = Endpoint<String>.get("profile").caching(.cacheFirst(maxAge: .seconds(600)))
+        backend.server.route("/v1/news") { _ in .envelope(data: "news") }
+        let endpoint = Endpoint<String>.get("news").skipping(.token).caching(.cacheFirst(maxAge: .seconds(600)))
 
         _ = try await backend.client.send(endpoint)
         _ = try await backend.client.send(endpoint)
+        let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("news")) }
 
         #expect(backend.server.requests.count == 2)
         #expect(store.count == 0)
+        #expect(error?.code == .credentialStore && error?.underlying is KeychainLocked)
     }
 
     @Test("the key is the request the endpoint describes: a signed request, new every time, still hits")
@@ -259,12 +269,9 @@ import Testing
         #expect(store.count == 1)
     }
 
-    @Test("session expired empties the cache, and so does removeAll()")
+    @Test("a session the backend ended empties the cache, and so does removeAll()")
     func purges() async throws {
-        struct LoginRefused: Error {}
-        let backend = try backend {
-            $0.interceptors = [.reLogin(codes: [99]) { _ in throw LoginRefused() }]
-        }
+        let backend = try backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
         backend.server.route("/v1/me") { _ in .envelope(code: 99, message: "Log in", data: "") }
@@ -272,6 +279,7 @@ import Testing
 
         _ = try await backend.client.send(orders)
         #expect(store.count == 1)
+        // Code 99 and no way to log in again: the session ends.
         let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("me")) }
         #expect(error?.code == .sessionExpired)
         #expect(store.count == 0)
@@ -329,26 +337,31 @@ import Testing
         #expect(store.count == 0)
     }
 
-    @Test("an answer that arrives after a purge is not stored, nor one for a session that changed meanwhile")
+    @Test("an answer that arrives after a purge is not stored, nor one after a logout or another login")
     func purgeAndSwitchInFlight() async throws {
         let backend = try backend()
         defer { backend.server.stop() }
 
-        try await answer(of: "profile0", on: backend) {}
+        #expect(try await answer(of: "profile0", on: backend) {}.get() == "a profile")
         #expect(store.count == 1, "stored when nothing happens meanwhile")
-        try await answer(of: "profile", on: backend) { try await backend.client.configuration.cache?.removeAll() }
+        _ = try await answer(of: "profile", on: backend) { try await backend.client.configuration.cache?.removeAll() }
+            .get()
         #expect(store.count == 0)
-        try await answer(of: "profile2", on: backend) { world.signIn("bob") }
+        let switched = try await answer(of: "profile2", on: backend) {
+            try await session.logIn(Credential(accessToken: "bob", userID: "bob"))
+        }
         #expect(store.count == 0)
-        // Signed out when it left, and who is signed in cannot be read when it arrives.
-        world.signIn(nil)
-        try await answer(of: "profile3", on: backend) { world.makeUnreadable() }
+        #expect(throws: NetworkError.self, "Ann's answer is not given once Bob is signed in") { try switched.get() }
+        let loggedOut = try await answer(of: "profile3", on: backend) { try await session.logOut() }
         #expect(store.count == 0)
+        #expect(throws: NetworkError.self) { try loggedOut.get() }
     }
 
     /// Sends a cache-first `GET` of `path` and runs `meanwhile` once the server has it, before
     /// the answer leaves.
-    private func answer(of path: String, on backend: Backend, meanwhile: () async throws -> Void) async throws {
+    private func answer(of path: String, on backend: Backend, meanwhile: () async throws -> Void) async rethrows
+        -> Result<String, any Error>
+    {
         let gate = Gate()
         backend.server.route("/v1/\(path)") { _ in
             await gate.pass()
@@ -360,7 +373,7 @@ import Testing
         #expect(await backend.server.waitForEvents { $0.contains(.received(method: "GET", target: "/v1/\(path)")) })
         try await meanwhile()
         gate.open()
-        _ = try await request.value
+        return await request.result
     }
 
     @Test(
@@ -403,7 +416,7 @@ import Testing
             if writes.increment() == 1 { await gate.pass() }
             await store()
         })
-        let backend = try Backend { $0.cache = ResponseCache(store: store) { "ann" } }
+        let backend = try Backend { $0.cache = ResponseCache(store: store) }
         defer { backend.server.stop() }
         let counter = Counter()
         backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: counter.increment(), title: "Tea")]) }
@@ -431,7 +444,7 @@ import Testing
             if held.isSet { await gate.pass() }
             return found
         })
-        let cache = ResponseCache(store: store) { "ann" }
+        let cache = ResponseCache(store: store)
         let backend = try Backend { $0.cache = cache }
         defer { backend.server.stop() }
         let counter = Counter()

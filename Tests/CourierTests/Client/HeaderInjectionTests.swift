@@ -10,11 +10,22 @@ import Testing
     static let hostileValues = ["abc\r\nX-Injected: 1", "abc\nX-Injected: 1", "abc\rX", "abc\u{0}", "abc\u{7F}"]
 
     /// A server that answers every request; the tests check it received none.
-    static func backend(_ interceptors: [any Interceptor]) throws -> FaultBackend {
+    static func backend(_ interceptors: [any Interceptor], session: Session? = nil) throws -> FaultBackend {
         let answer: [FaultServer.Step] = [
             .readRequest, .respond(headers: ["Content-Type": "application/json"], body: Data(#"{"code":0}"#.utf8)),
         ]
-        return try FaultBackend(configure: { $0.interceptors = interceptors }, answer)
+        return try FaultBackend(
+            configure: {
+                $0.interceptors = interceptors
+                $0.session = session
+            }, answer)
+    }
+
+    /// A session whose stored token expires now, and whose refresh gives `token`.
+    static func refreshing(to token: @escaping @Sendable () -> String, placement: Session.TokenPlacement) -> Session {
+        Session(
+            store: InMemoryTokenStore(credential: Credential(accessToken: "old", expiresAt: Date())),
+            placement: placement, refresh: { _ in Credential(accessToken: token()) })
     }
 
     /// - Parameter value: Whether the hostile text is a field value, which an error never shows
@@ -34,20 +45,15 @@ import Testing
 
     @Test("a token with CR LF from the store", arguments: hostileValues)
     func tokenFromStore(value: String) async throws {
-        let backend = try Self.backend([
-            .token(store: InMemoryTokenStore(credential: Credential(accessToken: value))) { _ in
-                Credential(accessToken: "unused")
-            }
-        ])
+        let backend = try Self.backend(
+            [], session: Session(store: InMemoryTokenStore(credential: Credential(accessToken: value))))
         defer { backend.server.stop() }
         await Self.expectRefused(backend)
     }
 
-    @Test("a bearer token with CR LF from the fetch", arguments: hostileValues)
+    @Test("a bearer token with CR LF from a refresh", arguments: hostileValues)
     func bearerFromFetch(value: String) async throws {
-        let backend = try Self.backend([
-            .token(store: InMemoryTokenStore(), placement: .bearer) { _ in Credential(accessToken: value) }
-        ])
+        let backend = try Self.backend([], session: Self.refreshing(to: { value }, placement: .bearer))
         defer { backend.server.stop() }
         await Self.expectRefused(backend)
     }
@@ -99,12 +105,11 @@ import Testing
     @Test("an endpoint header with CR LF fails before any layer runs")
     func endpointHeader() async throws {
         let fetches = Counter()
-        let backend = try Self.backend([
-            .token(store: InMemoryTokenStore()) { _ in Credential(accessToken: "t\(fetches.increment())") }
-        ])
+        let backend = try Self.backend(
+            [], session: Self.refreshing(to: { "t\(fetches.increment())" }, placement: .header("token")))
         defer { backend.server.stop() }
         await Self.expectRefused(backend, .get("x", headers: ["X-Trace": "1\r\nX-Injected: 1"]))
-        #expect(fetches.increment() == 1, "the token was never fetched")
+        #expect(fetches.increment() == 1, "the token was never refreshed")
     }
 
     @Test("a body's media type with CR LF, in memory or from a file")

@@ -74,7 +74,7 @@ import Testing
             _ = writes.increment()
             await store()
         })
-        let backend = try Backend { $0.cache = ResponseCache(store: store) { "ann" } }
+        let backend = try Backend { $0.cache = ResponseCache(store: store) }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { request in
             let revalidating = request.headers["If-None-Match"] == #""v1""#
@@ -102,6 +102,41 @@ import Testing
         #expect(backend.server.requests.last?.headers["If-None-Match"] == #""v1""#)
     }
 
+    @Test("a caller that joined a shared transfer late stores its answer as old as the transfer, not over a newer one")
+    func sharedAnswerKeepsItsAge() async throws {
+        let gate = Gate()
+        let counter = Counter()
+        let store = MemoryCacheStore()
+        let backend = try Backend { $0.cache = ResponseCache(store: store) }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in
+            let id = counter.increment()
+            if id == 1 { await gate.pass() }
+            return .envelope(data: [Order(id: id, title: "Tea")])
+        }
+        let orders = Self.orders.caching(.offlineFallback)
+
+        // The first caller starts a transfer, held at the server; meanwhile a request of its own
+        // stores version 2; then a caller joins the held transfer, and the first one leaves it.
+        let first = Task { try await backend.client.send(orders) }
+        await gate.arrivals(1)
+        #expect(try await backend.client.send(orders.sharingIdenticalRequests(false)).first?.id == 2)
+        let late = Task { try await backend.client.send(orders) }
+        #expect(await joined(backend.client, 2))
+        first.cancel()
+        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
+        while backend.client.sharedTransferWaiters > 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        gate.open()
+        let lateAnswer = try await late.value
+        let stored = try await backend.client.reply(to: Self.orders.caching(.cacheFirst(maxAge: .seconds(600))))
+
+        #expect(lateAnswer.first?.id == 1, "the late caller gets the transfer's answer")
+        #expect(stored.cached != nil && stored.value.first?.id == 2, "the newer answer stays")
+        #expect(store.count == 1)
+    }
+
     @Test("the caller that stores a shared answer for all stores it even when it is cancelled meanwhile")
     func writerCancelled() async throws {
         // Each write waits at the gate, and is dropped when the writing task was cancelled
@@ -112,7 +147,7 @@ import Testing
             guard !Task.isCancelled else { return }
             await store()
         })
-        let backend = try Backend { $0.cache = ResponseCache(store: store) { "ann" } }
+        let backend = try Backend { $0.cache = ResponseCache(store: store) }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
 
@@ -132,7 +167,7 @@ import Testing
             baseURL: URL(string: "https://api.example.com/")!,
             transport: MockTransport { _ in try recorded.response ?? .envelope(data: [Order(id: 1, title: "Tea")]) })
         let store = MemoryCacheStore()
-        let cache = ResponseCache(store: store) { "ann" }
+        let cache = ResponseCache(store: store)
         configuration.cache = cache
         let client = NetworkClient(configuration: configuration)
         // No lifetime: every use asks the transport.
@@ -301,9 +336,7 @@ import Testing
         #expect(received(backend.server) == 1)
     }
 
-    @Test(
-        "after cancelAll() no request joins a transfer that was in flight before it, and one that began before it starts none"
-    )
+    @Test("after detachAll() no caller joins a transfer that was in flight before it: the next one starts its own")
     func detachedByCancelAll() async throws {
         let transfers = SharedTransfers()
         let key = ["GET", "https://api.example.com/orders"]
@@ -314,76 +347,72 @@ import Testing
             await gate.pass()
             return HTTPResponse(status: 200)
         }
-        let began = transfers.generation
 
-        let before = Task {
-            try await transfers.response(for: key, generation: began, cancellation: { _ in }, start: start)
-        }
+        let before = Task { try await transfers.response(for: key, cancellation: { _ in }, start: start) }
         await gate.arrivals(1)
         transfers.detachAll()
-        let late = Task {
-            await networkError {
-                _ = try await transfers.response(for: key, generation: began, cancellation: { _ in }, start: start)
-            }
-        }
-        let after = Task {
-            try await transfers.response(
-                for: key, generation: transfers.generation, cancellation: { _ in }, start: start)
-        }
-        // Two arrivals mean a second transfer started; a caller that joined the first never
-        // arrives, so the wait is bounded.
-        let second = Flag()
-        Task {
-            await gate.arrivals(2)
-            second.set()
-        }
-        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
-        while !second.isSet, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let after = Task { try await transfers.response(for: key, cancellation: { _ in }, start: start) }
+        // A second arrival means a second transfer started; a caller that joined the first never
+        // arrives, and the limit only ends that wait.
+        let started = await result(within: .seconds(30) * TestTiming.scale) { await gate.arrivals(2) }
         gate.open()
 
         let statuses = [try await before.value.status, try await after.value.status]
+        #expect(started != nil, "the later caller started a transfer of its own")
         #expect(statuses == [200, 200])
-        #expect(await late.value?.code == .cancelled, "began before the detachment: neither joins nor starts")
-        #expect(starts.increment() == 3, "two transfers")
+        #expect(starts.current == 2, "two transfers")
         #expect(transfers.waiterCount == 0)
     }
 
     @Test(
-        "requests of two sessions, or from either side of a purge, never share a transfer, cached or not; HEAD shares like GET",
+        "requests of two session epochs (a login as someone else, a logout) never share a transfer, cached or not; HEAD shares like GET",
         arguments: [false, true])
     func sessionsApart(cached: Bool) async throws {
-        // A cached request takes its session from its cache ticket, another asks the cache.
         let orders = cached ? Self.orders.caching(.http) : Self.orders
         let gate = Gate()
-        let user = Log()
-        user.append("ann")
-        let cache = ResponseCache(store: MemoryCacheStore()) { user.all.last }
-        let backend = try Backend { $0.cache = cache }
+        let session = Session(store: InMemoryTokenStore(credential: Credential(accessToken: "ann", userID: "ann")))
+        let backend = try Backend {
+            $0.session = session
+            $0.cache = ResponseCache(store: MemoryCacheStore())
+        }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { request in
             await gate.pass()
             return .envelope(data: [Order(id: request.method == .head ? 0 : 1, title: "Tea")])
         }
 
-        async let ann = backend.client.send(orders)
-        async let annAgain = backend.client.send(orders)
-        #expect(await joined(backend.client, 2))
-        user.append("bob")
-        async let bob = backend.client.send(orders)
-        #expect(await joined(backend.client, 3))
-        try await cache.removeAll()
-        async let afterPurge = backend.client.send(orders)
+        // Each pair shares one transfer, held at the server until the end; the login and the
+        // logout end the pair before them.
+        let received = { (count: Int) in
+            await backend.server.waitForEvents {
+                $0.filter { $0 == .received(method: "GET", target: "/v1/orders") }.count == count
+            }
+        }
+        func pair(_ number: Int) async -> [Task<[Order], any Error>] {
+            let pair = (0..<2).map { _ in Task { try await backend.client.send(orders) } }
+            #expect(await joined(backend.client, 2))
+            #expect(await received(number), "the pair's one request reached the server")
+            return pair
+        }
+        var ended: [NetworkError?] = []
+        let changes = [{ try await session.logIn(Credential(accessToken: "bob", userID: "bob")) }, session.logOut]
+        for (number, change) in changes.enumerated() {
+            let requests = await pair(number + 1)
+            try await change()
+            for request in requests { ended.append(await networkError { _ = try await request.value }) }
+        }
+        async let nobody = backend.client.send(orders)
         let head = Endpoint<EmptyResponse>(method: .head, path: "orders", decoding: .empty)
         async let firstHead = backend.client.send(head)
         async let secondHead = backend.client.send(head)
-        #expect(await joined(backend.client, 6))
+        #expect(await joined(backend.client, 3))
         gate.open()
-        _ = try await [ann, annAgain, bob, afterPurge]
+        _ = try await nobody
         _ = try await [firstHead, secondHead]
 
-        #expect(
-            backend.server.requests.filter { $0.method == .get }.count == 3, "ann's two shared; bob and the purge apart"
-        )
+        #expect(ended.map { $0?.code } == Array(repeating: .cancelled, count: 4))
+        #expect(await received(3), "one transfer for each epoch")
+        #expect(backend.server.requests.last { $0.method == .get }?.headers["token"] == nil, "the last one nobody's")
         #expect(backend.server.requests.filter { $0.method == .head }.count == 1)
     }
 
@@ -420,10 +449,9 @@ import Testing
             seen.append("\(Task.currentPriority.rawValue)")
             return HTTPResponse(status: 200)
         }
-        let generation = transfers.generation
         let join = { (priority: TaskPriority) in
             Task(priority: priority) {
-                try await transfers.response(for: key, generation: generation, cancellation: { _ in }, start: start)
+                try await transfers.response(for: key, cancellation: { _ in }, start: start)
             }
         }
         // Only ends a wait for a caller that never joins or a transfer that never starts.
@@ -450,24 +478,23 @@ import Testing
     }
 
     @Test(
-        "a request that began before cancelAll() is not sent after it, even one that was still asking who is signed in",
-        arguments: [false, true])
-    func cancelAllBeforeRegistration(cached: Bool) async throws {
-        // With a cache policy the identity is asked first for the cache's key, then to share.
+        "a request that began before cancelAll() or a logout is not sent after it, even one still waiting for the session's store",
+        arguments: [(false, false), (true, false), (false, true), (true, true)])
+    func cancelAllBeforeRegistration(cached: Bool, logsOut: Bool) async throws {
         let endpoint = cached ? Self.orders.caching(.cacheFirst(maxAge: .seconds(60))) : Self.orders
+        // The first request reads the session's store, which answers once the gate opens.
         let gate = Gate()
+        let session = Session(store: GatedTokenStore(gate: gate, credential: Credential(accessToken: "ann")))
         let backend = try Backend {
-            $0.cache = ResponseCache(store: MemoryCacheStore()) {
-                await gate.pass()
-                return "ann"
-            }
+            $0.session = session
+            $0.cache = ResponseCache(store: MemoryCacheStore())
         }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in .envelope(data: [Order(id: 1, title: "Tea")]) }
 
         let request = Task { try await backend.client.send(endpoint) }
         await gate.arrivals(1)
-        backend.client.cancelAll()
+        if logsOut { try await session.logOut() } else { backend.client.cancelAll() }
         gate.open()
 
         #expect(await networkError { _ = try await request.value }?.code == .cancelled)
@@ -475,11 +502,22 @@ import Testing
         #expect(backend.client.activeRequestCount == 0)
     }
 
+    /// A token store whose reads wait at a gate: a keychain that is slow to answer.
+    struct GatedTokenStore: TokenStore {
+        let gate: Gate
+        let credential: Credential?
+        func credential() async throws -> Credential? {
+            await gate.pass()
+            return credential
+        }
+        func setCredential(_ credential: Credential?) async throws {}
+    }
+
     @Test("an upload, a download or an updates loop made just before cancelAll() is cancelled")
     func cancelAllRightAfterStart() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let backend = try Backend { $0.cache = ResponseCache(store: MemoryCacheStore()) { "ann" } }
+        let backend = try Backend { $0.cache = ResponseCache(store: MemoryCacheStore()) }
         defer { backend.server.stop() }
         // Held until every cancelAll() ran: a request that got out before its cancelAll() (its
         // task ran at once) is cancelled in flight, never answered.

@@ -170,7 +170,7 @@ import Testing
         #expect(error?.businessCode == "E1" && error?.businessMessage == "down")
     }
 
-    @Test("the re-login layer reacts to a string code, in a nested format, and hears it")
+    @Test("the session's silent login reacts to a string code, in a nested format, and hears it")
     func reLoginOnStringCode() async throws {
         let logins = Counter()
         let heard = Log()
@@ -182,19 +182,17 @@ import Testing
                 ? try .envelope(code: "A0000", data: "fine", format: Self.nested)
                 : try .envelope(code: "L0099", message: "log in", data: 0, format: Self.nested)
         }
-        let session = Log()
+        let session = Session(
+            store: InMemoryTokenStore(credential: Credential(accessToken: "none")), placement: .header("session"),
+            logInCodes: ["L0099"],
+            logIn: { login in
+                _ = logins.increment()
+                heard.append(login.businessCode.map { "\($0)" } ?? "-")
+                return Credential(accessToken: try await login.client.send(Endpoint<String>.post("login")))
+            })
         let client = NetworkClient(
             configuration: .init(
-                baseURL: URL(string: "https://api.example.com/")!, envelope: Self.nested,
-                interceptors: [
-                    .reLogin(codes: ["L0099"]) { login in
-                        _ = logins.increment()
-                        heard.append(login.businessCode.map { "\($0)" } ?? "-")
-                        let value = try await login.client.send(Endpoint<String>.post("login"))
-                        session.append(value)
-                    },
-                    .headers(computed: { _ in ["session": session.all.last ?? "none"] }),
-                ],
+                baseURL: URL(string: "https://api.example.com/")!, envelope: Self.nested, session: session,
                 transport: transport))
         #expect(try await client.send(Endpoint<String>.get("data")) == "fine")
         #expect(logins.increment() == 2, "one login, then this probe")
@@ -202,14 +200,20 @@ import Testing
     }
 
     @Test(
-        "a success flag that says the call succeeded wins over a code the re-login layer watches: no login, sent once")
+        "a success flag that says the call succeeded wins over a code the session watches: no login, sent once")
     func flaggedSuccessIsNotALoginRequest() async throws {
         let logins = Counter()
         let transport = MockTransport { _ in .json(#"{"success":true,"errorCode":99,"data":"placed"}"#) }
+        let session = Session(
+            store: InMemoryTokenStore(credential: Credential(accessToken: "a")), logInCodes: [99],
+            logIn: { _ in
+                _ = logins.increment()
+                return Credential(accessToken: "b")
+            })
         let client = NetworkClient(
             configuration: .init(
-                baseURL: URL(string: "https://api.example.com/")!, envelope: Self.flagged,
-                interceptors: [.reLogin(codes: [99]) { _ in _ = logins.increment() }], transport: transport))
+                baseURL: URL(string: "https://api.example.com/")!, envelope: Self.flagged, session: session,
+                transport: transport))
         #expect(try await client.send(Endpoint<String>.post("orders")) == "placed")
         #expect(logins.increment() == 1, "no login")
         #expect(transport.requests.count == 1)

@@ -76,10 +76,8 @@ import Testing
         for body in bodies {
             let sink = CapturingSink()
             let backend = try Backend {
+                $0.session = Session(store: InMemoryTokenStore(credential: Credential(accessToken: "TOKEN-SECRET-1")))
                 $0.interceptors = [
-                    .token(store: InMemoryTokenStore(credential: Credential(accessToken: "TOKEN-SECRET-1"))) { _ in
-                        Credential(accessToken: "TOKEN-SECRET-2")
-                    },
                     .headers(
                         ["Cookie": "sid=COOKIE-SECRET"], computed: { _ in ["Authorization": "Bearer AUTH-SECRET"] }),
                     .commonParameters(["version": "3.2.0", "idCard": "ID-SECRET"]),

@@ -20,11 +20,9 @@ struct CapturingSink: LogSink {
     func noSecrets() async throws {
         let sink = CapturingSink()
         let backend = try Backend {
+            $0.session = Session(store: InMemoryTokenStore(credential: Credential(accessToken: "TOKEN-SECRET-1")))
             $0.interceptors = [
                 .retry(.init(maxAttempts: 2, baseDelay: .milliseconds(5))),
-                .token(store: InMemoryTokenStore(credential: Credential(accessToken: "TOKEN-SECRET-1"))) { _ in
-                    Credential(accessToken: "TOKEN-SECRET-2")
-                },
                 .headers(["Cookie": "sid=COOKIE-SECRET"], computed: { _ in ["Authorization": "Bearer AUTH-SECRET"] }),
                 .commonParameters(["version": "3.2.0", "idCard": "ID-SECRET"]),
                 .signing(.hmacSHA256(secret: Data("k".utf8))),

@@ -99,12 +99,9 @@ import Testing
             let os: String
         }
         let backend = try Backend {
-            $0.interceptors = [
-                Self.common,
-                .token(
-                    store: InMemoryTokenStore(credential: Credential(accessToken: "t1")), placement: .parameter("token")
-                ) { _ in Credential(accessToken: "t2") },
-            ]
+            $0.session = Session(
+                store: InMemoryTokenStore(credential: Credential(accessToken: "t1")), placement: .parameter("token"))
+            $0.interceptors = [Self.common]
         }
         defer { backend.server.stop() }
         backend.server.route("/v1/a") { _ in .empty204 }
@@ -113,7 +110,7 @@ import Testing
 
         let received = String(decoding: try #require(backend.server.requests.first).body, as: UTF8.self)
         // The encoder's own text (its key order is its own), then the added members.
-        let added = #","version":"3.2.0","deviceId":"dev 1/é","token":"t1"}"#
+        let added = #","token":"t1","version":"3.2.0","deviceId":"dev 1/é"}"#
         let own = try #require(received.hasSuffix(added) ? received.dropLast(added.count) + "}" : nil, "\(received)")
         #expect(own.contains(#""amount":18446744073709551615"#), "\(own)")
         #expect(try JSONDecoder().decode(Order.self, from: Data(own.utf8)) == order)

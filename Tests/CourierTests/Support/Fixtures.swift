@@ -88,6 +88,7 @@ final class Flag: @unchecked Sendable {
     private var value = false
     var isSet: Bool { lock.withLock { value } }
     func set() { lock.withLock { value = true } }
+    func clear() { lock.withLock { value = false } }
 }
 
 /// A clock a test moves by hand, from a whole second. `@unchecked Sendable`: `date` is guarded

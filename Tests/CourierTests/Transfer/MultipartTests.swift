@@ -177,13 +177,8 @@ import Testing
     func interceptorsSeeFields() async throws {
         let secret = Data("multipart-secret".utf8)
         let backend = try Backend {
-            $0.interceptors = [
-                .commonParameters(["version": "2.1"]),
-                .token(store: InMemoryTokenStore(credential: Credential(accessToken: "T-1"))) { _ in
-                    Credential(accessToken: "T-2")
-                },
-                .signing(.hmacSHA256(secret: secret)),
-            ]
+            $0.session = Session(store: InMemoryTokenStore(credential: Credential(accessToken: "T-1")))
+            $0.interceptors = [.commonParameters(["version": "2.1"]), .signing(.hmacSHA256(secret: secret))]
         }
         defer { backend.server.stop() }
         uploadRoute(backend)

@@ -1,0 +1,356 @@
+import Foundation
+
+/// Renewing the credential: a refresh (`refresh`) or a silent login (`logIn`), one at a time for
+/// every request of the epoch, within the limits; and the end of a session the backend refused.
+extension Session {
+    /// A credential as a request sent it, with the counts that tell whether it was renewed since.
+    struct Sent: Sendable {
+        let credential: Credential
+        let version: UInt64
+        let logIns: UInt64
+    }
+
+    /// The renewal under way: every request of the epoch that needs one waits for it. A logout
+    /// cancels its task, so a pause between attempts ends at once.
+    struct Renewal {
+        let isLogIn: Bool
+        let outcome: SharedOutcome<Sent>
+        var task: Task<Void, Never>?
+    }
+
+    /// The answer that asked for something: its status and business code.
+    struct Cause: Sendable {
+        let status: Int
+        let businessCode: BusinessCode?
+    }
+
+    /// What an answer asks of the session.
+    enum Reaction {
+        case refresh(Cause)
+        case logIn(Cause)
+        case askUser(Cause)
+    }
+
+    /// What an answer asks, or `nil` when it asks nothing. With `logIns` false (the endpoint
+    /// skips the silent login) only a refresh.
+    func reaction(to response: HTTPResponse, _ context: InterceptorContext, logIns: Bool) -> Reaction? {
+        let hasCodes = !refreshCodes.isEmpty || (logIns && !(logInCodes.isEmpty && askUserCodes.isEmpty))
+        let code = hasCodes ? context.businessCode(in: response) : nil
+        let cause = Cause(status: response.status, businessCode: code)
+        if logIns, let code {
+            if askUserCodes.contains(code) { return .askUser(cause) }
+            if logInCodes.contains(code) { return .logIn(cause) }
+        }
+        if refreshesOnUnauthorized && response.status == 401 { return .refresh(cause) }
+        if let code, refreshCodes.contains(code) { return .refresh(cause) }
+        return nil
+    }
+
+    /// The credential to send a request of `epoch` with, refreshed first when it is about to
+    /// expire; `nil` while nobody is signed in.
+    func credentialToSend(in epoch: SessionEpoch, client: () -> ClientHandle) async throws(NetworkError) -> Sent? {
+        try await load()
+        let (sent, expiring) = try lock.withLock { () -> Result<(Sent?, Bool), NetworkError> in
+            guard state.epoch == epoch.number else {
+                return .failure(endErrorLocked(epoch.number, "the token was read"))
+            }
+            guard let credential = state.credential else { return .success((nil, false)) }
+            let sent = Sent(credential: credential, version: state.version, logIns: state.logIns)
+            return .success((sent, isExpiring(credential)))
+        }.get()
+        guard let sent, expiring, refresh != nil else { return sent }
+        return try await renewed(after: sent, in: epoch, for: .refresh(nil), client: client())
+    }
+
+    /// What a renewal is for: a refresh (for a refusing answer, or `nil` before expiry) or a
+    /// silent login.
+    enum Need {
+        case refresh(Cause?)
+        case logIn(Cause)
+    }
+
+    /// A credential newer than `sent`: one another request renewed meanwhile, the result of the
+    /// renewal under way, or of a new one.
+    /// - Throws: ``NetworkError/Code/tokenRefreshFailed`` (a refresh failed or ran past its
+    ///   limit), ``NetworkError/Code/sessionExpired`` (the session ended), or the epoch's end.
+    func renewed(after sent: Sent, in epoch: SessionEpoch, for need: Need, client: ClientHandle)
+        async throws(NetworkError) -> Sent
+    {
+        var need = need
+        // Without a refresh, a login renews; without either, the session is over.
+        if case .refresh(let cause) = need, refresh == nil {
+            guard logInAgain != nil, let cause else { throw await end(epoch, cause, "The token expired.") }
+            need = .logIn(cause)
+        }
+        if case .logIn(let cause) = need, logInAgain == nil {
+            throw await end(epoch, cause, "The backend asked for a new login.")
+        }
+        while true {
+            let step = try lock.withLock { () -> Result<Step, NetworkError> in
+                Result { () throws(NetworkError) in try nextStep(after: sent, in: epoch, for: need) }
+            }.get()
+            switch step {
+            case .use(let fresh):
+                return fresh
+            case .wait(let outcome):
+                return try await Self.wait(for: outcome)
+            case .waitThenDecide(let outcome):
+                _ = try? await Self.wait(for: outcome)
+            case .start(let outcome):
+                let task = Task { [self] in
+                    let result: Result<Sent, any Error>
+                    switch need {
+                    case .refresh: result = await runRefresh(after: sent, in: epoch, client: client)
+                    case .logIn(let cause):
+                        result = await runLogIn(after: sent, cause: cause, in: epoch, client: client)
+                    }
+                    lock.withLock {
+                        if state.renewal?.outcome === outcome { state.renewal = nil }
+                        state.renewalsRunning -= 1
+                    }
+                    outcome.finish(result)
+                }
+                let isCurrent = lock.withLock {
+                    guard state.renewal?.outcome === outcome else { return false }
+                    state.renewal?.task = task
+                    return true
+                }
+                // The epoch ended before the task was known: it stops now.
+                if !isCurrent { task.cancel() }
+                return try await Self.wait(for: outcome)
+            case .end(let cause, let reason):
+                throw await end(epoch, cause, reason)
+            }
+        }
+    }
+
+    private enum Step {
+        case use(Sent)
+        case wait(SharedOutcome<Sent>)
+        case waitThenDecide(SharedOutcome<Sent>)
+        case start(SharedOutcome<Sent>)
+        case end(Cause?, String)
+    }
+
+    /// What a request that needs a renewal does now. Called with `lock` held; nothing in it
+    /// waits, so only one request starts a renewal.
+    private func nextStep(after sent: Sent, in epoch: SessionEpoch, for need: Need) throws(NetworkError) -> Step {
+        guard state.epoch == epoch.number else { throw endErrorLocked(epoch.number, "a new token was awaited") }
+        guard let current = state.credential else { throw endErrorLocked(epoch.number, "a new token was awaited") }
+        let now = ContinuousClock.now
+        let window = limits.window
+        switch need {
+        case .refresh:
+            if state.version != sent.version, !isExpiring(current) {
+                return .use(Sent(credential: current, version: state.version, logIns: state.logIns))
+            }
+            if let running = state.renewal { return .wait(running.outcome) }
+            state.refreshStarts.removeAll { now - $0 > window }
+            guard state.refreshStarts.count < limits.refreshes else {
+                throw NetworkError(
+                    .tokenRefreshFailed,
+                    "The token was refreshed \(limits.refreshes) times within \(window); not trying again yet.")
+            }
+            state.refreshStarts.append(now)
+        case .logIn(let cause):
+            if state.logIns != sent.logIns {
+                return .use(Sent(credential: current, version: state.version, logIns: state.logIns))
+            }
+            if let running = state.renewal {
+                return running.isLogIn ? .wait(running.outcome) : .waitThenDecide(running.outcome)
+            }
+            state.logInStarts.removeAll { now - $0 > window }
+            guard state.logInStarts.count < limits.logIns else {
+                return .end(cause, "Logged in again \(limits.logIns) times within \(window); not trying again yet.")
+            }
+            state.logInStarts.append(now)
+        }
+        let outcome = SharedOutcome<Sent>()
+        if case .logIn = need {
+            state.renewal = Renewal(isLogIn: true, outcome: outcome)
+        } else {
+            state.renewal = Renewal(isLogIn: false, outcome: outcome)
+        }
+        state.renewalsRunning += 1
+        return .start(outcome)
+    }
+
+    private static func wait(for outcome: SharedOutcome<Sent>) async throws(NetworkError) -> Sent {
+        do {
+            return try await outcome.value(whileWaitingFor: "a new token")
+        } catch {
+            throw NetworkError.wrapping(error)
+        }
+    }
+
+    /// Whether `credential` expires within the leeway; for one the session renewed itself, at
+    /// most half its lifetime, and one that arrived expired is not (the server judges it).
+    /// Called with `lock` held.
+    private func isExpiring(_ credential: Credential) -> Bool {
+        guard let expiresAt = credential.expiresAt else { return false }
+        // In seconds as a Double: a server's lifetime can be any number (1e300), which a
+        // Duration cannot hold.
+        var leeway = limits.refreshLeeway.seconds
+        if let issued = state.issued, issued.credential.sameTokens(as: credential) {
+            let lifetime = expiresAt.timeIntervalSince(issued.at)
+            guard lifetime > 0 else { return false }
+            leeway = min(leeway, lifetime / 2)
+        }
+        return expiresAt.timeIntervalSinceNow <= leeway
+    }
+
+    // MARK: - The renewals
+
+    /// Refreshes `sent`'s credential: up to the limit's attempts, checking the epoch before each
+    /// one and after each pause, so a logout meanwhile stops it; then stores the result.
+    private func runRefresh(after sent: Sent, in epoch: SessionEpoch, client: ClientHandle) async -> Result<
+        Sent, any Error
+    > {
+        if let stored = await newerStored(than: sent, in: epoch) { return stored }
+        var lastError: (any Error)?
+        for attempt in 1...limits.refreshAttempts {
+            if attempt > 1 { try? await Task.sleep(for: limits.refreshBackoff) }
+            do {
+                try epoch.check("the token was being refreshed")
+                guard let refresh else { break }
+                let fresh = try await refresh(TokenRefresh(previous: sent.credential, client: client))
+                return await commit(fresh, replacing: sent, in: epoch, isLogIn: false)
+            } catch {
+                let failure = NetworkError.wrapping(error)
+                if failure.code == .cancelled || failure.code == .sessionExpired || !epoch.isCurrent {
+                    return .failure(
+                        epoch.isCurrent
+                            ? NetworkError(.cancelled, "The token refresh was cancelled.", underlying: error)
+                            : endError(of: epoch.number, while: "the token was being refreshed"))
+                }
+                // The backend says the refresh token is no good either: the session is gone.
+                if let code = failure.businessCode, logInCodes.contains(code) || askUserCodes.contains(code) {
+                    let cause = Cause(status: failure.status ?? 200, businessCode: code)
+                    guard logInCodes.contains(code), logInAgain != nil else {
+                        return .failure(await end(epoch, cause, "The backend refused the token refresh."))
+                    }
+                    return await runLogIn(after: sent, cause: cause, in: epoch, client: client)
+                }
+                lastError = error
+            }
+        }
+        return .failure(
+            NetworkError(
+                .tokenRefreshFailed, "Refreshing the token failed \(limits.refreshAttempts) times.",
+                underlying: lastError))
+    }
+
+    /// Logs in again without the user, and stores the result. A login that cannot reach the
+    /// server fails its requests without ending the session; any other failure ends it.
+    private func runLogIn(after sent: Sent, cause: Cause, in epoch: SessionEpoch, client: ClientHandle) async
+        -> Result<Sent, any Error>
+    {
+        if let stored = await newerStored(than: sent, in: epoch) { return stored }
+        guard let logInAgain, epoch.isCurrent else {
+            return .failure(endError(of: epoch.number, while: "logging in again"))
+        }
+        eventHub.send(.reLoginNeeded)
+        let fresh: Credential
+        do {
+            fresh = try await logInAgain(
+                ReLogin(
+                    status: cause.status, businessCode: cause.businessCode, previous: sent.credential, client: client))
+        } catch {
+            let failure = NetworkError.wrapping(error)
+            guard epoch.isCurrent, failure.code != .cancelled else {
+                return .failure(
+                    epoch.isCurrent
+                        ? NetworkError(.cancelled, "Logging in again was cancelled.", underlying: error)
+                        : endError(of: epoch.number, while: "logging in again"))
+            }
+            // A login that could not reach the server says nothing about the session.
+            if let unreachable = error as? NetworkError, [.offline, .transport, .timedOut].contains(unreachable.code) {
+                return .failure(unreachable)
+            }
+            return .failure(await end(epoch, cause, "Logging in again failed.", underlying: error))
+        }
+        let result = await commit(fresh, replacing: sent, in: epoch, isLogIn: true)
+        if case .success = result { eventHub.send(.reLoginSucceeded) }
+        return result
+    }
+
+    /// A credential in the store newer than `sent`'s, of the same user, that someone else wrote
+    /// (an app extension sharing the keychain): taken instead of a renewal.
+    private func newerStored(than sent: Sent, in epoch: SessionEpoch) async -> Result<Sent, any Error>? {
+        guard let stored = try? await store.credential(), !stored.sameTokens(as: sent.credential),
+            stored.userID == nil || stored.userID == sent.credential.userID
+        else { return nil }
+        return lock.withLock {
+            guard state.epoch == epoch.number, state.version == sent.version, !isExpiring(stored) else { return nil }
+            return .success(adopt(stored, isLogIn: false))
+        }
+    }
+
+    /// Stores a renewed credential in place of `sent`'s, unless the epoch is over: checked inside
+    /// the store's lock, so a logout that came first wins, and one that comes later clears it.
+    private func commit(_ fresh: Credential, replacing sent: Sent, in epoch: SessionEpoch, isLogIn: Bool) async
+        -> Result<Sent, any Error>
+    {
+        var fresh = fresh
+        fresh.userID = fresh.userID ?? sent.credential.userID
+        guard fresh.userID == sent.credential.userID else {
+            let cause = Cause(status: 200, businessCode: nil)
+            return .failure(await end(epoch, cause, "The renewed credential belongs to another user."))
+        }
+        return await writes.run { () async -> Result<Sent, any Error> in
+            do {
+                try epoch.check("the new token was stored")
+                guard try await store.replaceCredential(sent.credential, with: fresh) else {
+                    return .failure(
+                        NetworkError(.tokenRefreshFailed, "The stored credential was changed outside the session."))
+                }
+            } catch let error as NetworkError {
+                return .failure(error)
+            } catch {
+                return .failure(NetworkError(.credentialStore, "Storing the new credential failed.", underlying: error))
+            }
+            return lock.withLock {
+                // A logout since the check waits for this write to end, and then clears it.
+                guard state.epoch == epoch.number else {
+                    return .failure(endErrorLocked(epoch.number, "the new token was stored"))
+                }
+                state.issued = (fresh, Date())
+                return .success(adopt(fresh, isLogIn: isLogIn))
+            }
+        }
+    }
+
+    /// Makes `credential` the signed-in one, within the epoch. Called with `lock` held.
+    private func adopt(_ credential: Credential, isLogIn: Bool) -> Sent {
+        state.credential = credential
+        state.version += 1
+        if isLogIn { state.logIns += 1 }
+        return Sent(credential: credential, version: state.version, logIns: state.logIns)
+    }
+
+    /// Ends the session the backend refused, once for its epoch however many requests saw it:
+    /// a new epoch with nobody signed in, the credential removed from the store, the caches
+    /// emptied, and ``SessionEvent/sessionExpired``. Requests still under way in it fail with
+    /// ``NetworkError/Code/sessionExpired`` at their next step.
+    /// - Returns: The error for the request that saw it.
+    func end(_ epoch: SessionEpoch, _ cause: Cause?, _ reason: String, underlying: (any Error)? = nil) async
+        -> NetworkError
+    {
+        var error = NetworkError(.sessionExpired, reason, underlying: underlying)
+        error.status = cause?.status
+        error.businessCode = cause?.businessCode
+        let ended: EndedEpoch? = await writes.run {
+            let ended = lock.withLock { state.epoch == epoch.number ? advance(to: nil, expired: true) : nil }
+            guard let ended else { return nil }
+            // Should it fail, the dead credential stays stored, and the backend refuses it again.
+            try? await store.setCredential(nil)
+            return ended
+        }
+        guard let ended else { return error }
+        // Not cancelled: the requests that waited for the failed login get this error, and the
+        // others meet the end at their next step.
+        await endWork(of: ended, cancelling: false, purging: true)
+        eventHub.send(.sessionExpired)
+        return error
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// The session's layer, outside every interceptor of the configuration: it attaches the token
+/// of the request's epoch, and acts on what the answer asks. A refresh code or 401 renews the
+/// token and sends the request again; a log-in code logs in again without the user and sends it
+/// again; an ask-the-user code, or a log-in code after the login, ends the session. A request is
+/// sent at most three times: once, after a refresh, after a login.
+///
+/// Its name is ``InterceptorLayer/token``: an endpoint that skips the token skips the whole
+/// session. One that skips ``InterceptorLayer/reLogin`` keeps the token and its refresh, but
+/// gets log-in and ask-the-user answers as they are (the login's own request does).
+struct SessionLayer: Interceptor {
+    let session: Session
+
+    var layer: InterceptorLayer { .token }
+
+    func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
+        -> HTTPResponse
+    {
+        let epoch = context.epoch
+        // The refresh and the login send through the same client, without this layer.
+        let client = { context.client(skipping: [.token, .reLogin]) }
+        guard var sent = try await session.credentialToSend(in: epoch, client: client) else {
+            // Nobody is signed in: the request goes as it is, and its answer too.
+            return try await next(request)
+        }
+        let logIns = !context.skippedLayers.contains(.reLogin)
+        var response = try await next(try attaching(sent.credential.accessToken, to: request))
+        var (refreshed, loggedIn) = (false, false)
+        while let reaction = session.reaction(to: response, context, logIns: logIns) {
+            switch reaction {
+            case .askUser(let cause):
+                throw await session.end(epoch, cause, "The backend asked for the user to log in.")
+            case .refresh(let cause):
+                guard !refreshed else { return response }
+                refreshed = true
+                sent = try await session.renewed(after: sent, in: epoch, for: .refresh(cause), client: client())
+            case .logIn(let cause):
+                guard !loggedIn else {
+                    throw await session.end(epoch, cause, "The session expired and logging in again did not help.")
+                }
+                loggedIn = true
+                sent = try await session.renewed(after: sent, in: epoch, for: .logIn(cause), client: client())
+            }
+            response = try await next(try attaching(sent.credential.accessToken, to: request))
+        }
+        return response
+    }
+
+    private func attaching(_ token: String, to request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
+        var request = request
+        switch session.placement {
+        case .header(let name, let prefix):
+            request.headers[name] = prefix + token
+        case .parameter(let name):
+            request.query.items.removeAll { $0.name == name }
+            try request.addParametersIncludingJSON([name: token], merge: .replaceExisting)
+        }
+        return request
+    }
+}
