@@ -11,8 +11,13 @@ import Foundation
 /// Each entry is a file of its own, readable by this user alone (0600), written to a new file
 /// first and renamed into place when complete: a process killed while writing leaves no entry
 /// half-written, and the next store removes what it left. An entry that cannot be read whole
-/// (cut off, written by another version, its checksum wrong, not a plain file) is a miss, and is
-/// removed. When entries would take more than the limit, the least recently used go first.
+/// (cut off, written by another version, its checksum wrong, not a plain file, another user's)
+/// is a miss, and is removed. When entries would take more than the limit, the least recently
+/// used go first.
+///
+/// The store holds its directory open from the moment it is made, and reaches every file
+/// through it: a directory moved, or swapped for a symbolic link, afterwards does not make it
+/// read or write anywhere else.
 ///
 /// ```swift
 /// let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0]
@@ -24,20 +29,21 @@ import Foundation
 /// stores on one directory each keep their own count of its bytes. A rename makes an entry
 /// whole or absent, not durable: after a power cut an entry may be gone, never half there.
 ///
-/// `@unchecked Sendable`: `index`, `total`, `clock` and `generation` are guarded by `lock`, and
-/// so is every rename and removal of an entry file.
+/// `@unchecked Sendable`: `index`, `total`, `clock` and `purges` are guarded by `lock`, and so
+/// is every rename and removal of an entry file.
 public final class DiskCacheStore: CacheStore, @unchecked Sendable {
-    /// The directory of the entries.
+    /// The directory of the entries, as it was named when the store was made.
     public let directory: URL
     /// The most bytes the entry files may take together.
     public let limit: Int
 
+    private let folder: CacheDirectory
     private let lock = NSLock()
     private var index: [CacheKey: (bytes: Int, lastUse: UInt64)] = [:]
     private var total = 0
     private var clock: UInt64 = 0
     /// Counts ``removeAll()`` calls, so a write that began before one does not land after it.
-    private var generation = 0
+    private var purges = 0
 
     /// Opens the store in `directory`, creating it (0700) if needed, and removes what an earlier
     /// process left half-written.
@@ -49,27 +55,20 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     public init(directory: URL, limit: Int = 50 << 20) throws(NetworkError) {
         self.directory = directory
         self.limit = max(0, limit)
-        try Self.prepare(directory)
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        } catch {
-            throw NetworkError(.fileSystem, "The cache directory could not be read.", underlying: error)
-        }
+        folder = try CacheDirectory(directory)
         var found: [(key: CacheKey, bytes: Int, modified: Double, name: String)] = []
-        for name in names {
-            let path = directory.appendingPathComponent(name).path
+        for name in try folder.names() {
             if Self.isPartialName(name) {
-                _ = unlink(path)
+                folder.remove(name)
                 continue
             }
             guard let key = Self.key(ofEntryNamed: name) else { continue }
-            var info = stat()
-            // Only a plain file no larger than the limit can be an entry this store wrote.
-            guard lstat(path, &info) == 0, Self.kind(info) == Self.plainFile,
+            // Only a plain file of this user's no larger than the limit can be an entry this
+            // store wrote.
+            guard let info = folder.info(of: name), CacheDirectory.isOwnPlainFile(info),
                 let bytes = Self.size(info, within: self.limit)
             else {
-                _ = unlink(path)
+                folder.remove(name)
                 continue
             }
             found.append((key, bytes, Self.modified(info), name))
@@ -84,7 +83,7 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
         // The oldest go while the entries are past the limit (a smaller one than last time).
         for entry in found where total > limit {
             forget(entry.key)
-            _ = unlink(directory.appendingPathComponent(entry.name).path)
+            folder.remove(entry.name)
         }
     }
 
@@ -99,10 +98,10 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     /// - Parameter key: The key.
     /// - Returns: The entry.
     public func response(for key: CacheKey) async -> CachedResponse? {
-        switch Self.read(file(key), limit: limit) {
+        switch read(entryName(key)) {
         case .missing:
             // Unless another task renamed a new one in since.
-            lock.withLock { if Self.identity(of: file(key)) == nil { forget(key) } }
+            lock.withLock { if identity(of: entryName(key)) == nil { forget(key) } }
             return nil
         case .unreadable(let identity):
             removeIfStill(identity, key)
@@ -117,7 +116,7 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
                 clock += 1
                 if let entry = index[key] {
                     index[key] = (entry.bytes, clock)
-                } else if Self.identity(of: file(key)) == identity {
+                } else if self.identity(of: entryName(key)) == identity {
                     // An entry another store wrote, still there: counted from now on.
                     index[key] = (bytes, clock)
                     total += bytes
@@ -142,31 +141,24 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
             await removeResponse(for: key)
             return
         }
-        let started = lock.withLock { generation }
-        let partial = directory.appendingPathComponent("\(key.rawValue).\(UUID().uuidString)\(Self.partialSuffix)")
-        do {
-            try write(data, to: partial)
-        } catch let error as NetworkError {
-            throw error
-        } catch {
-            throw NetworkError(.fileSystem, "A cache entry could not be written.", underlying: error)
-        }
+        let started = lock.withLock { purges }
+        let partial = "\(key.rawValue).\(UUID().uuidString)\(Self.partialSuffix)"
+        try write(data, to: partial)
         let failure: String? = lock.withLock {
-            guard generation == started else {
+            guard purges == started else {
                 // Everything was removed while this entry was written: it goes too.
-                _ = unlink(partial.path)
+                folder.remove(partial)
                 return nil
             }
-            guard rename(partial.path, file(key).path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                _ = unlink(partial.path)
+            if let reason = folder.rename(partial, to: entryName(key)) {
+                folder.remove(partial)
                 return reason
             }
             forget(key)
             clock += 1
             index[key] = (data.count, clock)
             total += data.count
-            for old in evict(keeping: key) { _ = unlink(file(old).path) }
+            for old in evict(keeping: key) { folder.remove(entryName(old)) }
             return nil
         }
         if let failure { throw NetworkError(.fileSystem, "A cache entry could not be put in place: \(failure).") }
@@ -176,7 +168,7 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     /// - Parameter key: The key.
     public func removeResponse(for key: CacheKey) async {
         lock.withLock {
-            _ = unlink(file(key).path)
+            folder.remove(entryName(key))
             forget(key)
         }
     }
@@ -184,23 +176,14 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     /// Removes every entry; an entry still being written when this is called is not stored.
     /// - Throws: ``NetworkError/Code/fileSystem`` when the directory cannot be read.
     public func removeAll() async throws(NetworkError) {
-        let failure: (any Error)? = lock.withLock {
-            generation += 1
+        try lock.withLock { () -> Result<Void, NetworkError> in
+            purges += 1
             index.removeAll()
             total = 0
-            do {
-                for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
-                where Self.key(ofEntryNamed: name) != nil {
-                    _ = unlink(directory.appendingPathComponent(name).path)
-                }
-                return nil
-            } catch {
-                return error
+            return Result { () throws(NetworkError) in
+                for name in try folder.names() where Self.key(ofEntryNamed: name) != nil { folder.remove(name) }
             }
-        }
-        if let failure {
-            throw NetworkError(.fileSystem, "The cache directory could not be read.", underlying: failure)
-        }
+        }.get()
     }
 
     // MARK: - Files
@@ -208,7 +191,7 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     private static let entrySuffix = ".entry"
     private static let partialSuffix = ".partial"
 
-    private func file(_ key: CacheKey) -> URL { directory.appendingPathComponent(key.rawValue + Self.entrySuffix) }
+    private func entryName(_ key: CacheKey) -> String { key.rawValue + Self.entrySuffix }
 
     /// The key of a file named `<64 hex>.entry`, or `nil`.
     private static func key(ofEntryNamed name: String) -> CacheKey? {
@@ -227,9 +210,9 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     /// renamed a new one in since), and drops the key from the index.
     private func removeIfStill(_ identity: FileIdentity, _ key: CacheKey) {
         lock.withLock {
-            switch Self.identity(of: file(key)) {
+            switch self.identity(of: entryName(key)) {
             case identity:
-                _ = unlink(file(key).path)
+                folder.remove(entryName(key))
                 forget(key)
             case nil: forget(key)
             default: break  // a new entry, indexed by the task that wrote it
@@ -237,16 +220,10 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
         }
     }
 
-    /// Which file `url` names now, or `nil` when there is none.
-    private static func identity(of url: URL) -> FileIdentity? {
-        var info = stat()
-        return lstat(url.path, &info) == 0 ? FileIdentity(info) : nil
+    /// Which file `name` is now, or `nil` when there is none.
+    private func identity(of name: String) -> FileIdentity? {
+        folder.info(of: name).map(FileIdentity.init)
     }
-
-    private static let plainFile = mode_t(S_IFREG)
-
-    /// The type bits of a file's mode.
-    private static func kind(_ info: stat) -> mode_t { info.st_mode & mode_t(S_IFMT) }
 
     /// When a file was last modified, in seconds since 1970.
     private static func modified(_ info: stat) -> Double {
@@ -271,43 +248,17 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
         return victims
     }
 
-    /// Writes `data` to a new file at `url` (0600, never through a link); makes the directory
-    /// again if it was removed meanwhile. It is not flushed to the disk: the wait would hold one
-    /// of the few threads async code runs on, and a file that a power cut spoils fails its
-    /// digest and is a miss, which a cache may have.
-    private func write(_ data: Data, to url: URL) throws {
-        let handle: FileHandle
-        do {
-            handle = try PrivateFile.create(at: url)
-        } catch {
-            guard access(directory.path, F_OK) != 0 else { throw error }
-            try Self.prepare(directory)
-            handle = try PrivateFile.create(at: url)
-        }
+    /// Writes `data` to the new file `name` (0600, never through a link). It is not flushed to
+    /// the disk: the wait would hold one of the few threads async code runs on, and a file that
+    /// a power cut spoils fails its digest and is a miss, which a cache may have.
+    private func write(_ data: Data, to name: String) throws(NetworkError) {
+        let handle = try folder.create(name)
         defer { try? handle.close() }
         do {
             try handle.write(contentsOf: data)
         } catch {
-            _ = unlink(url.path)
-            throw error
-        }
-    }
-
-    /// Makes `directory` (0700) if it is missing, and checks that it is a directory of this
-    /// user's, not a symbolic link; one that others may read is made 0700.
-    private static func prepare(_ directory: URL) throws(NetworkError) {
-        let path = directory.path
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: nil)
-        } catch {
-            throw NetworkError(.fileSystem, "The cache directory could not be made.", underlying: error)
-        }
-        var info = stat()
-        guard lstat(path, &info) == 0, kind(info) == mode_t(S_IFDIR), info.st_uid == geteuid() else {
-            throw NetworkError(.fileSystem, "The cache directory is not a directory of this user's.")
-        }
-        if info.st_mode & 0o077 != 0, chmod(path, 0o700) != 0 {
-            throw NetworkError(.fileSystem, "The cache directory could not be made private.")
+            folder.remove(name)
+            throw NetworkError(.fileSystem, "A cache entry could not be written.", underlying: error)
         }
     }
 
@@ -338,18 +289,17 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
     }
 
     /// The bytes of an entry file, never through a symbolic link, never blocking on a special
-    /// file, and never more than `limit`; a read also marks the file as used now.
-    private static func read(_ url: URL, limit: Int) -> ReadResult {
-        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            var info = stat()
+    /// file, never another user's, and never more than `limit`; a read also marks the file as
+    /// used now.
+    private func read(_ name: String) -> ReadResult {
+        guard let descriptor = folder.openForReading(name) else {
             // A symbolic link (or anything else there that will not open) is not an entry.
-            return lstat(url.path, &info) == 0 ? .unreadable(FileIdentity(info)) : .missing
+            return identity(of: name).map(ReadResult.unreadable) ?? .missing
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return .missing }
-        guard kind(info) == plainFile, let size = size(info, within: limit),
+        guard CacheDirectory.isOwnPlainFile(info), let size = Self.size(info, within: limit),
             let data = try? handle.readToEnd() ?? Data(), data.count == size
         else { return .unreadable(FileIdentity(info)) }
         _ = futimens(descriptor, nil)

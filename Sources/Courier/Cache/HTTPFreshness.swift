@@ -60,15 +60,16 @@ package enum HTTPFreshness {
     }
 
     /// A copy of `request` that asks the server whether `entry` still holds: `If-None-Match`
-    /// with its `ETag`, `If-Modified-Since` with its `Last-Modified`. `nil` when the entry has
-    /// neither (or one that is not well formed), the request is not a `GET` or `HEAD`, or the
-    /// endpoint asks a condition of its own.
+    /// with its `ETag` as the server wrote it (quoted or not: many backends send `ETag: abc`,
+    /// and browsers send it back as it is), `If-Modified-Since` with its `Last-Modified`. `nil`
+    /// when the entry has neither (or one that cannot go in a header), the request is not a
+    /// `GET` or `HEAD`, or the endpoint asks a condition of its own.
     package static func conditional(_ request: HTTPRequest, revalidating entry: CachedResponse) -> HTTPRequest? {
         guard request.method == .get || request.method == .head, request.headers["If-None-Match"] == nil,
             request.headers["If-Modified-Since"] == nil
         else { return nil }
         var conditional = request
-        if let tag = entry.headers["ETag"], isEntityTag(tag) {
+        if let tag = entry.headers["ETag"].map(trimmed), isSendable(tag) {
             conditional.headers["If-None-Match"] = tag
         }
         // Written in the preferred form whatever form it came in, as a sender must.
@@ -78,12 +79,16 @@ package enum HTTPFreshness {
         return conditional.headers == request.headers ? nil : conditional
     }
 
-    /// An entity tag as RFC 9110 §8.8.3 writes it: `"…"` or `W/"…"`, with no quote, space or
-    /// control character inside.
-    private static func isEntityTag(_ text: String) -> Bool {
-        let bytes = Array(text.utf8.dropFirst(text.hasPrefix("W/") ? 2 : 0))
-        guard bytes.count >= 2, bytes.first == 0x22, bytes.last == 0x22 else { return false }
-        return bytes.dropFirst().dropLast().allSatisfy { $0 == 0x21 || (0x23...0x7E).contains($0) || $0 >= 0x80 }
+    /// A validator that can go back in a header as it is: not empty, and no control character
+    /// (a CR or LF from a store would add a header). An entity tag as RFC 9110 §8.8.3 writes it
+    /// (`"…"`, `W/"…"`) is one; so is the unquoted tag many backends send.
+    private static func isSendable(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { (0x20...0x7E).contains($0) || $0 >= 0x80 }
+    }
+
+    /// A field value without the spaces and tabs around it.
+    private static func trimmed(_ text: String) -> String {
+        text.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
     }
 
     /// Fields a `304` does not change in the stored answer: those that frame or encode its

@@ -139,6 +139,52 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: valid.path))
     }
 
+    @Test(
+        "a directory swapped for a link to another after the store opened it: the store reads and writes only its own")
+    func directorySwapped() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let mine = folder.file("answers")
+        let store = try DiskCacheStore(directory: mine)
+        try await store.store(entry(100, at: 1), for: key("a1"))
+        // Another directory with a forged entry under the same key, and the store's directory
+        // moved away and replaced by a link to it.
+        let forged = folder.file("forged")
+        try await DiskCacheStore(directory: forged).store(entry(100, at: 2), for: key("a1"))
+        let moved = folder.file("moved")
+        try FileManager.default.moveItem(at: mine, to: moved)
+        try FileManager.default.createSymbolicLink(at: mine, withDestinationURL: forged)
+
+        let read = await store.response(for: key("a1"))
+        try await store.store(entry(100, at: 3), for: key("b2"))
+
+        #expect(read?.storedAt == entry(100, at: 1).storedAt, "its own entry, not the forged one")
+        let written = key("b2").rawValue + ".entry"
+        #expect(FileManager.default.fileExists(atPath: moved.appendingPathComponent(written).path))
+        #expect(!FileManager.default.fileExists(atPath: forged.appendingPathComponent(written).path))
+    }
+
+    @Test("an entry file that belongs to another user is not read, and is removed", .enabled(if: geteuid() == 0))
+    func foreignOwner() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let store = try DiskCacheStore(directory: folder.url)
+        try await store.store(entry(100), for: key("a1"))
+        let file = folder.file(key("a1").rawValue + ".entry")
+        #expect(chown(file.path, 4_321, 4_321) == 0)
+
+        #expect(await store.response(for: key("a1")) == nil)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+
+        // One found when a store opens is not counted, and goes too.
+        try await store.store(entry(100), for: key("b2"))
+        let other = folder.file(key("b2").rawValue + ".entry")
+        #expect(chown(other.path, 4_321, 4_321) == 0)
+        let reopened = try DiskCacheStore(directory: folder.url)
+        #expect(reopened.count == 0)
+        #expect(!FileManager.default.fileExists(atPath: other.path))
+    }
+
     @Test("past its limit the least recently used entries go first")
     func bounded() async throws {
         let folder = try TemporaryDirectory()

@@ -216,6 +216,25 @@ import Testing
         #expect(backend.server.requests.last?.headers["If-None-Match"] == #""mine""#)
     }
 
+    @Test(
+        "an ETag the server wrote without quotes is sent back as it is, and its 304 confirms the stored answer",
+        arguments: ["abc", "W/abc", "  v 7  "])
+    func unquotedEntityTag(tag: String) async throws {
+        let backend = try backend()
+        defer { backend.server.stop() }
+        let sent = tag.trimmingCharacters(in: .whitespaces)
+        backend.server.route("/v1/orders") { request in
+            request.headers["If-None-Match"] == sent
+                ? .init(status: 304, headers: ["ETag": tag]) : Self.answer(1, ["ETag": tag])
+        }
+
+        _ = try await backend.client.send(Self.orders)
+        let second = try await backend.client.reply(to: Self.orders)
+
+        #expect(second.cached != nil && second.value.first?.id == 1, "confirmed by the 304")
+        #expect(backend.server.requests.map { $0.headers["If-None-Match"] } == [nil, sent])
+    }
+
     @Test("validators that are not well formed (CR LF from a store) are never sent: the request goes without them")
     func hostileValidators() async throws {
         // A store that hands back validators with CR LF in them.
