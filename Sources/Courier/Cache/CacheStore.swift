@@ -24,19 +24,35 @@ public protocol CacheStore: Sendable {
     /// - Throws: Any error.
     func removeResponse(for key: CacheKey) async throws
 
+    /// Removes every answer stored for `key`'s resource: under every key whose first half (the
+    /// user and the URL) is `key`'s (``CacheKey/resource``), whatever the request's other parts.
+    /// The cache calls it when a request changed the resource (a successful `PUT`, `POST`,
+    /// `PATCH` or `DELETE`).
+    /// - Parameter key: A key of the resource.
+    /// - Throws: Any error.
+    func removeResponses(forResourceOf key: CacheKey) async throws
+
     /// Removes every stored answer.
     /// - Throws: Any error.
     func removeAll() async throws
 }
 
-/// The key of one stored answer: a SHA-256 digest (64 lower-case hex characters) of the
-/// signed-in user's ID and of the request as its endpoint describes it. It is safe as a file
-/// name. It is not a secret: whoever can guess a user's ID and a URL can compute it.
+/// The key of one stored answer: 64 lower-case hex characters, safe as a file name. The first
+/// half (``resource``) is a digest of the signed-in user's ID and the URL with its query, the
+/// second a digest of the whole request as its endpoint describes it: every answer for one
+/// resource shares the first half. It is not a secret: whoever can guess a user's ID and a URL
+/// can compute it.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
-    /// The digest in hex.
+    /// The key in hex.
     public let rawValue: String
 
-    package init(digest: [UInt8]) { rawValue = digest.hexString }
+    /// A key of two halves, the first 16 bytes of each digest.
+    package init(resource: [UInt8], variant: [UInt8]) {
+        rawValue = resource.prefix(16).hexString + variant.prefix(16).hexString
+    }
+
+    /// The first half: the user and the URL, shared by every answer for one resource.
+    public var resource: Substring { rawValue.prefix(32) }
 
     /// A key read back from its text (a file name, say).
     /// - Parameter rawValue: 64 lower-case hex characters; anything else gives `nil`.

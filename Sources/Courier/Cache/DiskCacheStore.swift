@@ -173,6 +173,18 @@ public final class DiskCacheStore: CacheStore, @unchecked Sendable {
         }
     }
 
+    /// Removes every entry of `key`'s resource that this store wrote or found when it opened.
+    /// - Parameter key: A key of the resource.
+    public func removeResponses(forResourceOf key: CacheKey) async {
+        let resource = key.resource
+        lock.withLock {
+            for other in index.keys where other.resource == resource {
+                folder.remove(entryName(other))
+                forget(other)
+            }
+        }
+    }
+
     /// Removes every entry; an entry still being written when this is called is not stored.
     /// - Throws: ``NetworkError/Code/fileSystem`` when the directory cannot be read.
     public func removeAll() async throws(NetworkError) {

@@ -78,6 +78,17 @@ public final class MemoryCacheStore: CacheStore, @unchecked Sendable {
         }
     }
 
+    /// Removes every entry of `key`'s resource.
+    /// - Parameter key: A key of the resource.
+    public func removeResponses(forResourceOf key: CacheKey) async {
+        let resource = key.resource
+        lock.withLock {
+            for other in entries.keys where other.resource == resource {
+                if let old = entries.removeValue(forKey: other) { total -= Self.size(of: old.response) }
+            }
+        }
+    }
+
     /// Removes every entry.
     public func removeAll() async {
         lock.withLock {

@@ -25,9 +25,15 @@ enum RequestDigest {
 
     /// The SHA-256 of `parts` under a name for what they are for, each part written after its
     /// length, so that no two lists of parts write the same text.
-    static func key(_ purpose: String, _ parts: [String]) -> CacheKey {
+    static func digest(_ purpose: String, _ parts: [String]) -> [UInt8] {
         var text = purpose
         for part in parts { text += "\n\(part.utf8.count):" + part }
-        return CacheKey(digest: Hashing.sha256(Data(text.utf8)))
+        return Hashing.sha256(Data(text.utf8))
+    }
+
+    /// The resource of a request for the cache: the user it belongs to and its URL with its
+    /// query (what a `PUT` to it changes, whatever the method and body of a later read).
+    static func resource(owner: String, of request: HTTPRequest) -> [UInt8] {
+        digest("courier-resource-1", [owner, request.url.absoluteString, request.query.encoded])
     }
 }

@@ -75,8 +75,36 @@ public struct ResponseCache: Sendable {
         else { return nil }
         let (purge, order) = ledger.begin()
         let headers = request.headers.fields.map { "\($0.name.lowercased()): \($0.value)" }.sorted()
-        let key = RequestDigest.key("courier-cache-1", [owner] + parts + headers + variant)
+        let key = CacheKey(
+            resource: RequestDigest.resource(owner: owner, of: request),
+            variant: RequestDigest.digest("courier-cache-2", [owner] + parts + headers + variant))
         return Ticket(key: key, epoch: epoch, purge: purge, order: order)
+    }
+
+    /// Removes what a request that changed something made stale (RFC 9111 §4.4): after a
+    /// success (2xx or 3xx) of any method but `GET`, `HEAD` and a `POST` the cache reads with
+    /// (``Endpoint/idempotent()``), every stored answer of the same user for its URL, and for the
+    /// URLs of the same origin its `Location` and `Content-Location` name. An identical read
+    /// that began before it stores nothing afterwards.
+    func invalidate(after request: HTTPRequest, answer response: HTTPResponse, epoch: SessionEpoch) async {
+        let method = request.method
+        guard (200..<400).contains(response.status), method != .get, method != .head, method != .options,
+            !(method == .post && request.isIdempotent), let owner = epoch.owner
+        else { return }
+        var targets = [request]
+        for name in ["Location", "Content-Location"] {
+            guard let value = response.headers[name],
+                let url = URL(string: value, relativeTo: request.url)?.absoluteURL,
+                url.origin == request.url.origin
+            else { continue }
+            targets.append(HTTPRequest(method: .get, url: url))
+        }
+        for target in targets {
+            let key = CacheKey(
+                resource: RequestDigest.resource(owner: owner, of: target), variant: Array(repeating: 0, count: 16))
+            ledger.invalidate(key.resource)
+            try? await store.removeResponses(forResourceOf: key)
+        }
     }
 
     /// A new place among the requests of this cache: for a shared transfer as it starts.
@@ -187,9 +215,11 @@ public struct ResponseCache: Sendable {
 }
 
 /// What every copy of a ``ResponseCache`` shares: how many purges happened, so an answer to a
-/// request that left before one is not stored after it; and, for each key, the request that
-/// began last of those that stored or removed its entry, so a late answer to a request that
-/// began earlier does not replace it. Requests are ordered by when their ticket was made.
+/// request that left before one is not stored after it; for each key, the request that began
+/// last of those that stored or removed its entry, so a late answer to a request that began
+/// earlier does not replace it; and for each resource a request changed, when, so an answer to
+/// a read that began before the change is not stored after it. Requests are ordered by when
+/// their ticket was made.
 ///
 /// `@unchecked Sendable`: every property is guarded by `lock`.
 private final class CacheLedger: @unchecked Sendable {
@@ -202,6 +232,8 @@ private final class CacheLedger: @unchecked Sendable {
     private var purgeCount = 0
     private var issued: UInt64 = 0
     private var newest: [CacheKey: UInt64] = [:]
+    /// For each resource a request changed, the last place issued before the change.
+    private var changed: [Substring: UInt64] = [:]
 
     /// The purges so far.
     var purges: Int { lock.withLock { purgeCount } }
@@ -211,6 +243,7 @@ private final class CacheLedger: @unchecked Sendable {
         lock.withLock {
             purgeCount += 1
             newest = [:]
+            changed = [:]
         }
     }
 
@@ -227,17 +260,31 @@ private final class CacheLedger: @unchecked Sendable {
     func claim(_ key: CacheKey, order: UInt64) -> Bool {
         lock.withLock {
             if let latest = newest[key], latest > order { return false }
+            if let change = changed[key.resource], change >= order { return false }
             newest[key] = order
-            if newest.count > Self.remembered {
-                let kept = newest.sorted { $0.value > $1.value }.prefix(Self.remembered / 2)
-                newest = Dictionary(uniqueKeysWithValues: Array(kept))
-            }
+            newest = Self.trimmed(newest)
             return true
         }
     }
 
-    /// Whether the request in place `order` is still the newest to have written `key`.
+    /// Whether the request in place `order` is still the newest to have written `key`, and no
+    /// request changed its resource since it began.
     func isNewest(_ key: CacheKey, order: UInt64) -> Bool {
-        lock.withLock { (newest[key] ?? order) <= order }
+        lock.withLock { (newest[key] ?? order) <= order && (changed[key.resource] ?? 0) < order }
+    }
+
+    /// Notes that a request changed `resource` now: the requests that began before it store
+    /// nothing for it.
+    func invalidate(_ resource: Substring) {
+        lock.withLock {
+            changed[resource] = issued
+            changed = Self.trimmed(changed)
+        }
+    }
+
+    /// `table` with its older half forgotten once it holds more than ``remembered`` entries.
+    private static func trimmed<Key: Hashable>(_ table: [Key: UInt64]) -> [Key: UInt64] {
+        guard table.count > remembered else { return table }
+        return Dictionary(uniqueKeysWithValues: Array(table.sorted { $0.value > $1.value }.prefix(remembered / 2)))
     }
 }

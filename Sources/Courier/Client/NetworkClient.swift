@@ -245,15 +245,19 @@ public actor NetworkClient {
             // A shared answer is as old as its transfer, whichever caller stores it.
             let mark = sharing.map { _ in SharedTransferMark(order: cache?.nextOrder()) }
             try await gate?.admit(request.url)
+            let response: HTTPResponse
             do {
-                var response = try await chain.send(request, context: context, skipping: skipped)
-                // Only the transfer that shares an answer marks it: a mark on a recorded answer a
-                // layer or transport hands back stands for nothing here.
-                response.sharedTransfer = mark
-                return response
+                response = try await chain.send(request, context: context, skipping: skipped)
             } catch {
                 throw NetworkError.wrapping(error)
             }
+            // What a change made stale goes before its caller hears of the change.
+            await cache?.invalidate(after: request, answer: response, epoch: context.epoch)
+            var marked = response
+            // Only the transfer that shares an answer marks it: a mark on a recorded answer a
+            // layer or transport hands back stands for nothing here.
+            marked.sharedTransfer = mark
+            return marked
         }
         let result: Result<Value, any Error>
         if let sharing {

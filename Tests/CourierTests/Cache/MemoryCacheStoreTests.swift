@@ -11,7 +11,7 @@ import Testing
         return CachedResponse(HTTPResponse(status: 200, body: body), storedAt: Date())
     }
 
-    private func key(_ name: String) -> CacheKey { CacheKey(digest: Array(name.utf8)) }
+    private func key(_ name: String) -> CacheKey { CacheKey(resource: Array(name.utf8), variant: Array(name.utf8)) }
 
     @Test("past its limit, the least recently used entries are removed first")
     func leastRecentlyUsedGoesFirst() async {

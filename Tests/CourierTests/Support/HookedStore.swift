@@ -14,5 +14,6 @@ struct HookedStore: CacheStore {
         await write(response) { [inner] in await inner.store(response, for: key) }
     }
     func removeResponse(for key: CacheKey) async { await inner.removeResponse(for: key) }
+    func removeResponses(forResourceOf key: CacheKey) async { await inner.removeResponses(forResourceOf: key) }
     func removeAll() async { await inner.removeAll() }
 }
