@@ -14,13 +14,17 @@ final class InFlightRegistry: @unchecked Sendable {
         fileprivate let id: UInt64
         /// The number of the session epoch the request began in.
         let epoch: UInt64
+        /// Whether it is the session's own (a refresh, a silent login), which
+        /// ``NetworkClient/cancelAll()`` leaves alone.
+        let isSessionWork: Bool
         private let lock = NSLock()
         private var cancelAction: (@Sendable () -> Void)?
         private var cancelled = false
 
-        fileprivate init(id: UInt64, epoch: UInt64) {
+        fileprivate init(id: UInt64, epoch: UInt64, isSessionWork: Bool) {
             self.id = id
             self.epoch = epoch
+            self.isSessionWork = isSessionWork
         }
 
         /// Whether the request was cancelled: no step of it may send or store anything more.
@@ -52,10 +56,10 @@ final class InFlightRegistry: @unchecked Sendable {
     let activity = Broadcaster(0, buffering: 64)
 
     /// Registers a request that begins in session epoch `epoch`.
-    func add(epoch: UInt64) -> Entry {
+    func add(epoch: UInt64, isSessionWork: Bool = false) -> Entry {
         lock.withLock {
             nextID += 1
-            let entry = Entry(id: nextID, epoch: epoch)
+            let entry = Entry(id: nextID, epoch: epoch, isSessionWork: isSessionWork)
             entries[nextID] = entry
             activity.update(entries.count)
             return entry
@@ -70,9 +74,9 @@ final class InFlightRegistry: @unchecked Sendable {
         }
     }
 
-    /// Cancels every request in flight.
+    /// Cancels every request in flight but the session's own.
     func cancelAll() {
-        for entry in lock.withLock({ Array(entries.values) }) { entry.cancel() }
+        for entry in lock.withLock({ entries.values.filter { !$0.isSessionWork } }) { entry.cancel() }
     }
 
     /// Cancels the requests that began in a session epoch before `epoch`.

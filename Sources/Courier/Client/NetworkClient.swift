@@ -80,12 +80,13 @@ public actor NetworkClient {
     }
 
     /// ``reply(to:)`` for a request of session epoch `epoch` (a layer's own request), or of the
-    /// epoch now when `nil`.
-    nonisolated func reply<Response>(to endpoint: Endpoint<Response>, in epoch: SessionEpoch?)
-        async throws(NetworkError) -> Reply<Response>
-    {
+    /// epoch now when `nil`; the session's own (`isSessionWork`) is not cancelled by
+    /// ``cancelAll()``.
+    nonisolated func reply<Response>(
+        to endpoint: Endpoint<Response>, in epoch: SessionEpoch?, isSessionWork: Bool = false
+    ) async throws(NetworkError) -> Reply<Response> {
         let request = try makeRequest(endpoint)
-        let entry = register(in: epoch)
+        let entry = register(in: epoch, isSessionWork: isSessionWork)
         defer { finish(entry) }
         let scope = try await scope(of: entry, in: epoch, request)
         guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly else {
@@ -180,8 +181,8 @@ public actor NetworkClient {
     }
 
     /// Registers a request as in flight, from now: in session epoch `epoch`, or the current one.
-    nonisolated func register(in epoch: SessionEpoch? = nil) -> InFlightRegistry.Entry {
-        inFlight.add(epoch: epoch?.number ?? session.epochNumber)
+    nonisolated func register(in epoch: SessionEpoch? = nil, isSessionWork: Bool = false) -> InFlightRegistry.Entry {
+        inFlight.add(epoch: epoch?.number ?? session.epochNumber, isSessionWork: isSessionWork)
     }
 
     /// Ends a registered request.
@@ -283,7 +284,13 @@ public actor NetworkClient {
             try scope.check("its answer arrived")
             return value
         } catch {
-            throw NetworkError.wrapping(error).describing(request)
+            var failure = NetworkError.wrapping(error)
+            // Cancelled by the end of its epoch: the end's error (sessionExpired, with the answer
+            // that ended it, when the backend did).
+            if failure.code == .cancelled, !scope.epoch.isCurrent {
+                failure = session.endError(of: scope.epoch.number, while: "the request was under way")
+            }
+            throw failure.describing(request)
         }
     }
 }

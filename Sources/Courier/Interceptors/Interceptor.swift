@@ -118,6 +118,13 @@ public struct InterceptorContext: Sendable {
     public func client(skipping layers: Set<InterceptorLayer>) -> ClientHandle {
         ClientHandle(client: owner, skipping: layers, epoch: epoch)
     }
+
+    /// The client for the session's own requests (a refresh, a silent login): without the
+    /// session's layer, and not cancelled by ``NetworkClient/cancelAll()``, which leaves the
+    /// session alone; a logout cancels them.
+    func sessionClient() -> ClientHandle {
+        ClientHandle(client: owner, skipping: [.token, .reLogin], epoch: epoch, isSessionWork: true)
+    }
 }
 
 /// Runs a list of interceptors around a transport.

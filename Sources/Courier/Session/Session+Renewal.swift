@@ -62,6 +62,15 @@ extension Session {
         return try await renewed(after: sent, in: epoch, for: .refresh(nil), client: client())
     }
 
+    /// The credential signed in now, when a renewal replaced `sent`'s since (in `epoch`).
+    func current(newerThan sent: Sent, in epoch: SessionEpoch) -> Sent? {
+        lock.withLock {
+            guard state.epoch == epoch.number, let credential = state.credential, state.version != sent.version
+            else { return nil }
+            return Sent(credential: credential, version: state.version, logIns: state.logIns)
+        }
+    }
+
     /// What a renewal is for: a refresh (for a refusing answer, or `nil` before expiry) or a
     /// silent login.
     enum Need {
@@ -70,9 +79,10 @@ extension Session {
     }
 
     /// A credential newer than `sent`: one another request renewed meanwhile, the result of the
-    /// renewal under way, or of a new one.
+    /// renewal under way, or of a new one, which renews the credential signed in now.
     /// - Throws: ``NetworkError/Code/tokenRefreshFailed`` (a refresh failed or ran past its
-    ///   limit), ``NetworkError/Code/sessionExpired`` (the session ended), or the epoch's end.
+    ///   limit), ``NetworkError/Code/sessionExpired`` (the session ended),
+    ///   ``NetworkError/Code/cancelled`` (the caller was), or the epoch's end.
     func renewed(after sent: Sent, in epoch: SessionEpoch, for need: Need, client: ClientHandle)
         async throws(NetworkError) -> Sent
     {
@@ -86,6 +96,9 @@ extension Session {
             throw await end(epoch, cause, "The backend asked for a new login.")
         }
         while true {
+            guard !Task.isCancelled else {
+                throw NetworkError(.cancelled, "The request was cancelled while waiting for a new token.")
+            }
             let step = try lock.withLock { () -> Result<Step, NetworkError> in
                 Result { () throws(NetworkError) in try nextStep(after: sent, in: epoch, for: need) }
             }.get()
@@ -95,14 +108,19 @@ extension Session {
             case .wait(let outcome):
                 return try await Self.wait(for: outcome)
             case .waitThenDecide(let outcome):
-                _ = try? await Self.wait(for: outcome)
-            case .start(let outcome):
+                // A refresh runs: once it ends, a login is still needed (or not).
+                do {
+                    _ = try await Self.wait(for: outcome)
+                } catch  where Task.isCancelled {
+                    throw error
+                } catch {}
+            case .start(let outcome, let base, let started):
                 let task = Task { [self] in
                     let result: Result<Sent, any Error>
                     switch need {
-                    case .refresh: result = await runRefresh(after: sent, in: epoch, client: client)
+                    case .refresh: result = await runRefresh(from: base, in: epoch, client: client)
                     case .logIn(let cause):
-                        result = await runLogIn(after: sent, cause: cause, in: epoch, client: client)
+                        result = await runLogIn(from: base, cause: cause, in: epoch, started: started, client: client)
                     }
                     lock.withLock {
                         if state.renewal?.outcome === outcome { state.renewal = nil }
@@ -128,22 +146,23 @@ extension Session {
         case use(Sent)
         case wait(SharedOutcome<Sent>)
         case waitThenDecide(SharedOutcome<Sent>)
-        case start(SharedOutcome<Sent>)
+        /// A renewal of `base`, the credential signed in now; a login's start, counted.
+        case start(SharedOutcome<Sent>, base: Sent, started: ContinuousClock.Instant)
         case end(Cause?, String)
     }
 
     /// What a request that needs a renewal does now. Called with `lock` held; nothing in it
     /// waits, so only one request starts a renewal.
     private func nextStep(after sent: Sent, in epoch: SessionEpoch, for need: Need) throws(NetworkError) -> Step {
-        guard state.epoch == epoch.number else { throw endErrorLocked(epoch.number, "a new token was awaited") }
-        guard let current = state.credential else { throw endErrorLocked(epoch.number, "a new token was awaited") }
+        guard state.epoch == epoch.number, let current = state.credential else {
+            throw endErrorLocked(epoch.number, "a new token was awaited")
+        }
+        let signedIn = Sent(credential: current, version: state.version, logIns: state.logIns)
         let now = ContinuousClock.now
         let window = limits.window
         switch need {
         case .refresh:
-            if state.version != sent.version, !isExpiring(current) {
-                return .use(Sent(credential: current, version: state.version, logIns: state.logIns))
-            }
+            if state.version != sent.version, !isExpiring(current) { return .use(signedIn) }
             if let running = state.renewal { return .wait(running.outcome) }
             state.refreshStarts.removeAll { now - $0 > window }
             guard state.refreshStarts.count < limits.refreshes else {
@@ -153,26 +172,27 @@ extension Session {
             }
             state.refreshStarts.append(now)
         case .logIn(let cause):
-            if state.logIns != sent.logIns {
-                return .use(Sent(credential: current, version: state.version, logIns: state.logIns))
-            }
+            if state.logIns != sent.logIns { return .use(signedIn) }
             if let running = state.renewal {
                 return running.isLogIn ? .wait(running.outcome) : .waitThenDecide(running.outcome)
             }
-            state.logInStarts.removeAll { now - $0 > window }
-            guard state.logInStarts.count < limits.logIns else {
+            guard admitLogIn(at: now) else {
                 return .end(cause, "Logged in again \(limits.logIns) times within \(window); not trying again yet.")
             }
-            state.logInStarts.append(now)
         }
         let outcome = SharedOutcome<Sent>()
-        if case .logIn = need {
-            state.renewal = Renewal(isLogIn: true, outcome: outcome)
-        } else {
-            state.renewal = Renewal(isLogIn: false, outcome: outcome)
-        }
+        let isLogIn = if case .logIn = need { true } else { false }
+        state.renewal = Renewal(isLogIn: isLogIn, outcome: outcome)
         state.renewalsRunning += 1
-        return .start(outcome)
+        return .start(outcome, base: signedIn, started: now)
+    }
+
+    /// Counts a silent login starting `now`, unless the limit is reached. Called with `lock` held.
+    private func admitLogIn(at now: ContinuousClock.Instant) -> Bool {
+        state.logInStarts.removeAll { now - $0 > limits.window }
+        guard state.logInStarts.count < limits.logIns else { return false }
+        state.logInStarts.append(now)
+        return true
     }
 
     private static func wait(for outcome: SharedOutcome<Sent>) async throws(NetworkError) -> Sent {
@@ -201,35 +221,37 @@ extension Session {
 
     // MARK: - The renewals
 
-    /// Refreshes `sent`'s credential: up to the limit's attempts, checking the epoch before each
-    /// one and after each pause, so a logout meanwhile stops it; then stores the result.
-    private func runRefresh(after sent: Sent, in epoch: SessionEpoch, client: ClientHandle) async -> Result<
+    /// Refreshes `base`, the credential signed in when it began: up to the limit's attempts,
+    /// checking the epoch before each one and after each pause, so a logout meanwhile stops it;
+    /// then stores the result. A refresh the backend answers with a log-in code is a login.
+    private func runRefresh(from base: Sent, in epoch: SessionEpoch, client: ClientHandle) async -> Result<
         Sent, any Error
     > {
-        if let stored = await newerStored(than: sent, in: epoch) { return stored }
+        if let stored = await newerStored(than: base, in: epoch) { return stored }
         var lastError: (any Error)?
         for attempt in 1...limits.refreshAttempts {
             if attempt > 1 { try? await Task.sleep(for: limits.refreshBackoff) }
             do {
                 try epoch.check("the token was being refreshed")
                 guard let refresh else { break }
-                let fresh = try await refresh(TokenRefresh(previous: sent.credential, client: client))
-                return await commit(fresh, replacing: sent, in: epoch, isLogIn: false)
+                let fresh = try await refresh(TokenRefresh(previous: base.credential, client: client))
+                return await commit(fresh, replacing: base, in: epoch, isLogIn: false)
             } catch {
                 let failure = NetworkError.wrapping(error)
-                if failure.code == .cancelled || failure.code == .sessionExpired || !epoch.isCurrent {
-                    return .failure(
-                        epoch.isCurrent
-                            ? NetworkError(.cancelled, "The token refresh was cancelled.", underlying: error)
-                            : endError(of: epoch.number, while: "the token was being refreshed"))
+                guard epoch.isCurrent else {
+                    return .failure(endError(of: epoch.number, while: "refreshing the token"))
+                }
+                if failure.code == .cancelled || Task.isCancelled {
+                    return .failure(NetworkError(.cancelled, "The token refresh was cancelled.", underlying: error))
                 }
                 // The backend says the refresh token is no good either: the session is gone.
                 if let code = failure.businessCode, logInCodes.contains(code) || askUserCodes.contains(code) {
                     let cause = Cause(status: failure.status ?? 200, businessCode: code)
-                    guard logInCodes.contains(code), logInAgain != nil else {
+                    let now = ContinuousClock.now
+                    guard logInCodes.contains(code), logInAgain != nil, lock.withLock({ admitLogIn(at: now) }) else {
                         return .failure(await end(epoch, cause, "The backend refused the token refresh."))
                     }
-                    return await runLogIn(after: sent, cause: cause, in: epoch, client: client)
+                    return await runLogIn(from: base, cause: cause, in: epoch, started: now, client: client)
                 }
                 lastError = error
             }
@@ -241,11 +263,12 @@ extension Session {
     }
 
     /// Logs in again without the user, and stores the result. A login that cannot reach the
-    /// server fails its requests without ending the session; any other failure ends it.
-    private func runLogIn(after sent: Sent, cause: Cause, in epoch: SessionEpoch, client: ClientHandle) async
-        -> Result<Sent, any Error>
-    {
-        if let stored = await newerStored(than: sent, in: epoch) { return stored }
+    /// server fails its requests without ending the session; one that was cancelled does not
+    /// count against the limit; any other failure ends the session.
+    private func runLogIn(
+        from base: Sent, cause: Cause, in epoch: SessionEpoch, started: ContinuousClock.Instant, client: ClientHandle
+    ) async -> Result<Sent, any Error> {
+        if let stored = await newerStored(than: base, in: epoch) { return stored }
         guard let logInAgain, epoch.isCurrent else {
             return .failure(endError(of: epoch.number, while: "logging in again"))
         }
@@ -254,14 +277,15 @@ extension Session {
         do {
             fresh = try await logInAgain(
                 ReLogin(
-                    status: cause.status, businessCode: cause.businessCode, previous: sent.credential, client: client))
+                    status: cause.status, businessCode: cause.businessCode, previous: base.credential, client: client))
         } catch {
+            guard epoch.isCurrent else { return .failure(endError(of: epoch.number, while: "logging in again")) }
             let failure = NetworkError.wrapping(error)
-            guard epoch.isCurrent, failure.code != .cancelled else {
-                return .failure(
-                    epoch.isCurrent
-                        ? NetworkError(.cancelled, "Logging in again was cancelled.", underlying: error)
-                        : endError(of: epoch.number, while: "logging in again"))
+            if failure.code == .cancelled || Task.isCancelled {
+                lock.withLock {
+                    if let index = state.logInStarts.firstIndex(of: started) { state.logInStarts.remove(at: index) }
+                }
+                return .failure(NetworkError(.cancelled, "Logging in again was cancelled.", underlying: error))
             }
             // A login that could not reach the server says nothing about the session.
             if let unreachable = error as? NetworkError, [.offline, .transport, .timedOut].contains(unreachable.code) {
@@ -269,38 +293,48 @@ extension Session {
             }
             return .failure(await end(epoch, cause, "Logging in again failed.", underlying: error))
         }
-        let result = await commit(fresh, replacing: sent, in: epoch, isLogIn: true)
+        let result = await commit(fresh, replacing: base, in: epoch, isLogIn: true)
         if case .success = result { eventHub.send(.reLoginSucceeded) }
         return result
     }
 
-    /// A credential in the store newer than `sent`'s, of the same user, that someone else wrote
-    /// (an app extension sharing the keychain): taken instead of a renewal.
-    private func newerStored(than sent: Sent, in epoch: SessionEpoch) async -> Result<Sent, any Error>? {
-        guard let stored = try? await store.credential(), !stored.sameTokens(as: sent.credential),
-            stored.userID == nil || stored.userID == sent.credential.userID
+    /// A credential of the same user in the store, other than `base`'s, that someone else
+    /// wrote (an app extension sharing the keychain): taken instead of a renewal.
+    private func newerStored(than base: Sent, in epoch: SessionEpoch) async -> Result<Sent, any Error>? {
+        guard let stored = try? await store.credential(), !stored.sameTokens(as: base.credential),
+            stored.userID == base.credential.userID
         else { return nil }
         return lock.withLock {
-            guard state.epoch == epoch.number, state.version == sent.version, !isExpiring(stored) else { return nil }
+            guard state.epoch == epoch.number, state.version == base.version, !isExpiring(stored) else { return nil }
             return .success(adopt(stored, isLogIn: false))
         }
     }
 
-    /// Stores a renewed credential in place of `sent`'s, unless the epoch is over: checked inside
+    /// Stores a renewed credential in place of `base`'s, unless the epoch is over: checked inside
     /// the store's lock, so a logout that came first wins, and one that comes later clears it.
-    private func commit(_ fresh: Credential, replacing sent: Sent, in epoch: SessionEpoch, isLogIn: Bool) async
+    /// The store's own value is the one replaced, so a store that keeps a credential less
+    /// precisely (the expiry to the second, no user ID) still takes it. A renewal keeps the user:
+    /// one for another user ends the session; one stored without a user takes the renewal's.
+    private func commit(_ fresh: Credential, replacing base: Sent, in epoch: SessionEpoch, isLogIn: Bool) async
         -> Result<Sent, any Error>
     {
         var fresh = fresh
-        fresh.userID = fresh.userID ?? sent.credential.userID
-        guard fresh.userID == sent.credential.userID else {
-            let cause = Cause(status: 200, businessCode: nil)
-            return .failure(await end(epoch, cause, "The renewed credential belongs to another user."))
+        if let known = base.credential.userID {
+            guard fresh.userID == nil || fresh.userID == known else {
+                let cause = Cause(status: 200, businessCode: nil)
+                return .failure(await end(epoch, cause, "The renewed credential belongs to another user."))
+            }
+            fresh.userID = known
         }
         return await writes.run { () async -> Result<Sent, any Error> in
             do {
                 try epoch.check("the new token was stored")
-                guard try await store.replaceCredential(sent.credential, with: fresh) else {
+                let stored = try await store.credential()
+                guard let stored, stored.sameTokens(as: base.credential) else {
+                    return .failure(
+                        NetworkError(.tokenRefreshFailed, "The stored credential was changed outside the session."))
+                }
+                guard try await store.replaceCredential(stored, with: fresh) else {
                     return .failure(
                         NetworkError(.tokenRefreshFailed, "The stored credential was changed outside the session."))
                 }
@@ -329,28 +363,29 @@ extension Session {
     }
 
     /// Ends the session the backend refused, once for its epoch however many requests saw it:
-    /// a new epoch with nobody signed in, the credential removed from the store, the caches
-    /// emptied, and ``SessionEvent/sessionExpired``. Requests still under way in it fail with
-    /// ``NetworkError/Code/sessionExpired`` at their next step.
-    /// - Returns: The error for the request that saw it.
+    /// a new epoch with nobody signed in, the credential removed from the store, every request
+    /// of the epoch cancelled (each then fails with ``NetworkError/Code/sessionExpired`` and
+    /// `cause`), the caches emptied, and ``SessionEvent/sessionExpired``.
+    /// - Returns: The error for the request that saw it: the epoch's end when it had ended
+    ///   already (``NetworkError/Code/cancelled`` after a logout).
     func end(_ epoch: SessionEpoch, _ cause: Cause?, _ reason: String, underlying: (any Error)? = nil) async
         -> NetworkError
     {
+        let ended: EndedEpoch? = await writes.run {
+            let ended = lock.withLock {
+                state.epoch == epoch.number ? advance(to: nil, endedByBackend: true, cause: cause) : nil
+            }
+            guard let ended else { return nil }
+            // Should it fail, the dead credential stays stored, and the backend refuses it again.
+            _ = await Task { [store] in try await store.setCredential(nil) }.result
+            return ended
+        }
+        guard let ended else { return endError(of: epoch.number, while: "the session ended") }
+        eventHub.send(.sessionExpired)
+        await endWork(of: ended, purging: true)
         var error = NetworkError(.sessionExpired, reason, underlying: underlying)
         error.status = cause?.status
         error.businessCode = cause?.businessCode
-        let ended: EndedEpoch? = await writes.run {
-            let ended = lock.withLock { state.epoch == epoch.number ? advance(to: nil, expired: true) : nil }
-            guard let ended else { return nil }
-            // Should it fail, the dead credential stays stored, and the backend refuses it again.
-            try? await store.setCredential(nil)
-            return ended
-        }
-        guard let ended else { return error }
-        // Not cancelled: the requests that waited for the failed login get this error, and the
-        // others meet the end at their next step.
-        await endWork(of: ended, cancelling: false, purging: true)
-        eventHub.send(.sessionExpired)
         return error
     }
 }

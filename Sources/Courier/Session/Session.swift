@@ -46,7 +46,9 @@ import Foundation
 /// next.
 ///
 /// A session serves every client it is given to: a logout cancels the requests of each of them
-/// and empties each one's cache.
+/// and empties each one's cache. The refresh and the silent login are sent through the client
+/// of the request that needed them: with clients of several backends on one session, give the
+/// refresh and login endpoints absolute URLs.
 ///
 /// `@unchecked Sendable`: `state` is guarded by `lock`; every write of the store runs inside
 /// `writes`, one at a time.
@@ -137,8 +139,9 @@ public final class Session: @unchecked Sendable {
         var renewalsRunning = 0
         var refreshStarts: [ContinuousClock.Instant] = []
         var logInStarts: [ContinuousClock.Instant] = []
-        /// The last epochs the backend ended (their work fails with sessionExpired).
-        var expired: [UInt64] = []
+        /// The last epochs the backend ended, with the answer that ended each (their work fails
+        /// with sessionExpired, carrying it).
+        var expired: [(epoch: UInt64, cause: Cause?)] = []
         var clients: [WeakClient] = []
     }
 
@@ -149,10 +152,11 @@ public final class Session: @unchecked Sendable {
     ///   - refreshCodes: Business codes that mean "token expired": the token is refreshed and the
     ///     request sent again.
     ///   - refreshesOnUnauthorized: Whether HTTP 401 means "token expired" too.
-    ///   - logInCodes: Business codes that mean "not logged in": the session logs in again
-    ///     without the user (`logIn`) and sends the request again.
-    ///   - askUserCodes: Business codes that mean "ask the user" (logged in elsewhere, say): the
-    ///     session ends at once, and requests fail with ``NetworkError/Code/sessionExpired``.
+    ///   - logInCodes: Business codes that mean "not logged in" (99, often): the session logs in
+    ///     again without the user (`logIn`) and sends the request again. None by default.
+    ///   - askUserCodes: Business codes that mean "ask the user" (500 "logged in elsewhere",
+    ///     often): the session ends at once, and requests fail with
+    ///     ``NetworkError/Code/sessionExpired``. None by default.
     ///   - limits: How hard the session tries before it gives up.
     ///   - refresh: Renews the credential; it gets the one it replaces and a client to send
     ///     with. Without it, an expired token is renewed by `logIn`.
@@ -162,7 +166,7 @@ public final class Session: @unchecked Sendable {
     public init(
         store: any TokenStore = InMemoryTokenStore(), placement: TokenPlacement = .header("token"),
         refreshCodes: Set<BusinessCode> = [], refreshesOnUnauthorized: Bool = true,
-        logInCodes: Set<BusinessCode> = [99], askUserCodes: Set<BusinessCode> = [500], limits: Limits = Limits(),
+        logInCodes: Set<BusinessCode> = [], askUserCodes: Set<BusinessCode> = [], limits: Limits = Limits(),
         refresh: (@Sendable (TokenRefresh) async throws -> Credential)? = nil,
         logIn: (@Sendable (ReLogin) async throws -> Credential)? = nil
     ) {
@@ -172,6 +176,12 @@ public final class Session: @unchecked Sendable {
         self.refreshesOnUnauthorized = refreshesOnUnauthorized
         self.logInCodes = logInCodes
         self.askUserCodes = askUserCodes
+        // Limits' fields can be set to anything after they were made.
+        var limits = limits
+        limits.refreshAttempts = max(limits.refreshAttempts, 1)
+        limits.refreshes = max(limits.refreshes, 1)
+        limits.logIns = max(limits.logIns, 1)
+        limits.refreshLeeway = max(limits.refreshLeeway, .zero)
         self.limits = limits
         self.refresh = refresh
         self.logInAgain = logIn
@@ -199,13 +209,16 @@ public final class Session: @unchecked Sendable {
     ///   session is then as it was); ``NetworkError/Code/cancelled`` when ``logOut()`` was called
     ///   while this waited for the store.
     public func logIn(_ credential: Credential) async throws(NetworkError) {
-        var credential = credential
-        if credential.userID == nil { credential.userID = RandomPool.shared.hexString(ofBytes: 16) }
+        var named = credential
+        if named.userID == nil { named.userID = RandomPool.shared.hexString(ofBytes: 16) }
+        let credential = named
         let outcome: Result<(replaced: Bool, ended: EndedEpoch), NetworkError> = await writes.run {
+            // Who was signed in, when this is the session's first step: a store that cannot be
+            // read is taken for someone, so the login ends what came before all the same.
+            _ = await loadHoldingWrites()
             let began = lock.withLock { state.epoch }
-            do {
-                try await store.setCredential(credential)
-            } catch {
+            let written = await Task { [store] in try await store.setCredential(credential) }.result
+            if case .failure(let error) = written {
                 return .failure(NetworkError(.credentialStore, "Storing the credential failed.", underlying: error))
             }
             return lock.withLock {
@@ -213,38 +226,35 @@ public final class Session: @unchecked Sendable {
                 guard state.epoch == began else {
                     return .failure(NetworkError(.cancelled, "The app logged out while logging in."))
                 }
-                // Nobody was signed in, or nobody known (the store was never read): a logout
-                // first all the same, so nothing from before the login carries on.
                 let replaced = state.credential != nil || !state.loaded
-                return .success((replaced, advance(to: credential, expired: false)))
+                return .success((replaced, advance(to: credential)))
             }
         }
         let (replaced, ended) = try outcome.get()
-        await endWork(of: ended, purging: replaced)
         if replaced { eventHub.send(.loggedOut) }
+        await endWork(of: ended, purging: replaced)
         eventHub.send(.loggedIn)
     }
 
     /// Signs the user out, in one step: the session moves to a new epoch, so nothing under way
     /// sends or stores anything more for them (a refresh, a silent login, an answer on its way
-    /// to the cache); every request of every client on this session ends with
-    /// ``NetworkError/Code/cancelled``; each client's cache is emptied; the credential is
-    /// removed from the store; and ``SessionEvent/loggedOut`` is sent. Requests made afterwards
-    /// go out without a token until the next ``logIn(_:)``.
+    /// to the cache); ``SessionEvent/loggedOut`` is sent; every request of every client on this
+    /// session ends with ``NetworkError/Code/cancelled``; each client's cache is emptied; and the
+    /// credential is removed from the store, unless a login called meanwhile stored its own.
+    /// Requests made afterwards go out without a token until the next ``logIn(_:)``.
     /// - Throws: ``NetworkError/Code/credentialStore`` when the store cannot be written: the
     ///   user is signed out in this process, but the store still holds the credential.
     public func logOut() async throws(NetworkError) {
-        let ended = lock.withLock { advance(to: nil, expired: false) }
-        await endWork(of: ended, purging: true)
-        let failure: NetworkError? = await writes.run {
-            do {
-                try await store.setCredential(nil)
-                return nil
-            } catch {
-                return NetworkError(.credentialStore, "Removing the stored credential failed.", underlying: error)
-            }
-        }
+        let (ended, epoch) = lock.withLock { (advance(to: nil), state.epoch) }
         eventHub.send(.loggedOut)
+        await endWork(of: ended, purging: true)
+        let failure: NetworkError? = await writes.run { () async -> NetworkError? in
+            // A login since stored its own credential, which is not removed.
+            guard lock.withLock({ state.epoch == epoch }) else { return nil }
+            let removed = await Task { [store] in try await store.setCredential(nil) }.result
+            guard case .failure(let error) = removed else { return nil }
+            return NetworkError(.credentialStore, "Removing the stored credential failed.", underlying: error)
+        }
         if let failure { throw failure }
     }
 
@@ -273,9 +283,10 @@ public final class Session: @unchecked Sendable {
     }
 
     /// Moves to a new epoch in which `credential` is signed in, and returns what the old one
-    /// left. Called with `lock` held.
-    func advance(to credential: Credential?, expired: Bool) -> EndedEpoch {
-        if expired { state.expired = Array((state.expired + [state.epoch]).suffix(16)) }
+    /// left. When the backend ended it, `endedByBackend`, with the answer `cause` that did.
+    /// Called with `lock` held.
+    func advance(to credential: Credential?, endedByBackend: Bool = false, cause: Cause? = nil) -> EndedEpoch {
+        if endedByBackend { state.expired = Array((state.expired + [(state.epoch, cause)]).suffix(16)) }
         state.epoch += 1
         state.credential = credential
         state.version += 1
@@ -289,16 +300,19 @@ public final class Session: @unchecked Sendable {
     }
 
     /// Stops what an ended epoch left: its renewal (a pause between attempts ends at once, and
-    /// it stores nothing), the requests its clients have under way (when `cancelling`), and,
-    /// when `purging`, their caches' answers.
-    func endWork(of ended: EndedEpoch, cancelling: Bool = true, purging: Bool) async {
+    /// it stores nothing); when `purging`, its clients' caches' answers (in a task of its own,
+    /// so a cancelled caller still empties them); then the requests its clients have under way,
+    /// so none of them ends before the caches are empty.
+    func endWork(of ended: EndedEpoch, purging: Bool) async {
         ended.renewal?.cancel()
         let epoch = epochNumber
-        if cancelling {
-            for client in ended.clients { client.cancelWork(before: epoch) }
+        if purging {
+            for client in ended.clients {
+                guard let cache = client.configuration.cache else { continue }
+                await Task { try? await cache.removeAll() }.value
+            }
         }
-        guard purging else { return }
-        for client in ended.clients { try? await client.configuration.cache?.removeAll() }
+        for client in ended.clients { client.cancelWork(before: epoch) }
     }
 
     /// The current epoch's number.
@@ -331,32 +345,43 @@ public final class Session: @unchecked Sendable {
         lock.withLock { endErrorLocked(epoch, step) }
     }
 
-    /// ``endError(of:while:)`` with `lock` held.
+    /// ``endError(of:while:)`` with `lock` held: ``NetworkError/Code/sessionExpired`` with the
+    /// answer that ended it when the backend did, ``NetworkError/Code/cancelled`` otherwise.
     func endErrorLocked(_ epoch: UInt64, _ step: String) -> NetworkError {
-        state.expired.contains(epoch)
-            ? NetworkError(.sessionExpired, "The backend ended the session while \(step).")
-            : NetworkError(.cancelled, "The session changed (a logout or another login) while \(step).")
+        guard let ending = state.expired.last(where: { $0.epoch == epoch }) else {
+            return NetworkError(.cancelled, "The session changed (a logout or another login) while \(step).")
+        }
+        var error = NetworkError(.sessionExpired, "The backend ended the session while \(step).")
+        error.status = ending.cause?.status
+        error.businessCode = ending.cause?.businessCode
+        return error
     }
 
-    /// Reads the store, unless it was read or written already.
+    /// Reads the store, unless it was read or written already; one write or read of the store
+    /// at a time, so a login under way is not undone by a read that began before it.
     func load() async throws(NetworkError) {
-        let began: UInt64? = lock.withLock { state.loaded ? nil : state.epoch }
-        guard let began else { return }
+        guard !lock.withLock({ state.loaded }) else { return }
+        try await writes.run { await loadHoldingWrites() }.get()
+    }
+
+    /// ``load()`` for a caller inside `writes`.
+    func loadHoldingWrites() async -> Result<Void, NetworkError> {
+        guard !lock.withLock({ state.loaded }) else { return .success(()) }
         let stored: Credential?
         do {
             stored = try await store.credential()
         } catch is CancellationError {
-            throw NetworkError(.cancelled, "The request was cancelled while the stored credential was read.")
+            return .failure(NetworkError(.cancelled, "The request was cancelled while the stored credential was read."))
         } catch {
-            throw NetworkError(.credentialStore, "Reading the stored credential failed.", underlying: error)
+            return .failure(NetworkError(.credentialStore, "Reading the stored credential failed.", underlying: error))
         }
         lock.withLock {
-            // A login or logout meanwhile knows better than this read.
-            guard !state.loaded, state.epoch == began else { return }
+            guard !state.loaded else { return }
             state.credential = stored
             state.version += 1
             state.loaded = true
         }
+        return .success(())
     }
 
     /// Makes `client`'s requests and cache part of the session.

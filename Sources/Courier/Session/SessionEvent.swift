@@ -15,7 +15,8 @@ public enum SessionEvent: Sendable, Hashable {
     case loggedOut
     /// The backend asked for a new login (one of ``Session``'s log-in codes); the session is
     /// running its silent login. ``reLoginSucceeded`` or ``sessionExpired`` follows, or nothing
-    /// when the app logged out meanwhile or the login could not reach the server.
+    /// when the app logged out meanwhile, the login was cancelled, could not reach the server,
+    /// or its credential could not be stored.
     case reLoginNeeded
     /// The silent login succeeded; the requests that waited for it are sent again.
     case reLoginSucceeded

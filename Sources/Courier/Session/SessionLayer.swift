@@ -3,8 +3,10 @@ import Foundation
 /// The session's layer, outside every interceptor of the configuration: it attaches the token
 /// of the request's epoch, and acts on what the answer asks. A refresh code or 401 renews the
 /// token and sends the request again; a log-in code logs in again without the user and sends it
-/// again; an ask-the-user code, or a log-in code after the login, ends the session. A request is
-/// sent at most three times: once, after a refresh, after a login.
+/// again; an ask-the-user code, or a log-in code after the login, ends the session, unless the
+/// request was sent with a credential a renewal has replaced since (then it is sent again with
+/// the new one, once). A request is sent at most four times: once, after a refresh, after a
+/// login, and after someone else's renewal.
 ///
 /// Its name is ``InterceptorLayer/token``: an endpoint that skips the token skips the whole
 /// session. One that skips ``InterceptorLayer/reLogin`` keeps the token and its refresh, but
@@ -18,19 +20,26 @@ struct SessionLayer: Interceptor {
         -> HTTPResponse
     {
         let epoch = context.epoch
-        // The refresh and the login send through the same client, without this layer.
-        let client = { context.client(skipping: [.token, .reLogin]) }
+        // The refresh and the login send through the same client, without this layer; their
+        // requests are the session's, which cancelAll() leaves alone.
+        let client = { context.sessionClient() }
         guard var sent = try await session.credentialToSend(in: epoch, client: client) else {
             // Nobody is signed in: the request goes as it is, and its answer too.
             return try await next(request)
         }
         let logIns = !context.skippedLayers.contains(.reLogin)
         var response = try await next(try attaching(sent.credential.accessToken, to: request))
-        var (refreshed, loggedIn) = (false, false)
+        var (refreshed, loggedIn, caughtUp) = (false, false, false)
         while let reaction = session.reaction(to: response, context, logIns: logIns) {
             switch reaction {
             case .askUser(let cause):
-                throw await session.end(epoch, cause, "The backend asked for the user to log in.")
+                // Refused for a credential a renewal has replaced since (on a backend that allows
+                // one login, the session's own silent login): sent again with the new one.
+                guard !caughtUp, let newer = session.current(newerThan: sent, in: epoch) else {
+                    throw await session.end(epoch, cause, "The backend asked for the user to log in.")
+                }
+                caughtUp = true
+                sent = newer
             case .refresh(let cause):
                 guard !refreshed else { return response }
                 refreshed = true

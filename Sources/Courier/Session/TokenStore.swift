@@ -3,13 +3,15 @@ import Foundation
 /// Where a ``Session`` keeps its credential between launches: memory (``InMemoryTokenStore``),
 /// or a store of your own over the keychain.
 ///
-/// The session reads the store once, on its first request, and writes it on every change: a
-/// login, a refresh, a logout. Change the credential through the session (``Session/logIn(_:)``,
-/// ``Session/logOut()``), not by writing the store: the session keeps what it read, and only its
-/// own writes move it to a new user.
+/// The session reads the store on its first request, and again before a refresh or a silent
+/// login (to take a credential of the same user that another process, an app extension say,
+/// stored meanwhile); it writes it on every change: a login, a refresh, a logout. Change the
+/// credential through the session (``Session/logIn(_:)``, ``Session/logOut()``), not by writing
+/// the store: the session keeps what it read, and only its own writes move it to a new user. Keep
+/// every field of the credential, its ``Credential/userID`` included.
 ///
 /// Every requirement may throw (a keychain read can fail): a request that needs the credential
-/// then fails with ``NetworkError/Code/tokenRefreshFailed``, carrying the store's error as its
+/// then fails with ``NetworkError/Code/credentialStore``, carrying the store's error as its
 /// ``NetworkError/underlying``; nothing is sent without the credential. A store that cannot be
 /// read now (a locked keychain) throws rather than giving `nil`, which means nobody is signed in.
 public protocol TokenStore: Sendable {

@@ -16,7 +16,8 @@ import Foundation
 /// ```
 ///
 /// - `HOST` (v2 only): ``host``, the lower-cased host name, with `:port` only when the port is not
-///   the scheme's default (80 for `http`, 443 for `https`).
+///   the scheme's default (80 for `http`, 443 for `https`): the `Host` header the request goes
+///   with, the one its endpoint sets when it sets one.
 /// - `PATH`: ``path``, the URL path exactly as sent (percent-encoded, without `.` and `..`
 ///   segments), `/` when empty.
 /// - `QUERY` and `FORM` (v2): ``sortedQuery`` and ``sortedForm``, the query parameters and the
@@ -25,9 +26,10 @@ import Foundation
 ///   left out of both.
 /// - `SORTED-PARAMETERS` (v1): ``sortedParameters``, the query and form parameters merged into one
 ///   such list, so moving a parameter between query and body does not change a v1 signature.
-/// - `BODY-SHA256`: ``bodyHash``, the lower-case hex SHA-256 of a JSON or raw body; of no bytes
-///   for no body, a form, a multipart form (its files are not signed) or a file body (not read
-///   to sign it).
+/// - `BODY-SHA256`: ``bodyHash``, the lower-case hex SHA-256 of a JSON, raw or (in v2) file body,
+///   which is what a backend receives as the body; of no bytes for no body, a form, or a
+///   multipart form (its text fields are on the `FORM` line, its files are not signed). Version
+///   1 signs a file body as no bytes, as it always did.
 /// - `TIMESTAMP`: Unix time in whole seconds; `NONCE`: a value used once.
 ///
 /// A backend verifies a request by building the canonical form from what it received:
@@ -97,22 +99,45 @@ public struct CanonicalRequest: Sendable, Hashable {
         // Host and path are read from the text of the URL as it goes on the wire.
         let url = (try? request.unqueriedWireURL()) ?? request.url
         var text = url.absoluteString
-        (host, path) = text.withUTF8 {
+        let (urlHost, path) = text.withUTF8 {
             (Self.plainHost(in: $0) ?? Self.decodedHost(of: url), HTTPRequest.wirePath(inText: $0))
         }
+        self.path = path
+        // A Host the endpoint sets is the one the request goes with.
+        host = request.headers["Host"].map { Self.host(inHeader: $0, scheme: url.scheme) } ?? urlHost
         var form: [Parameters.Item] = []
         var body = Data()
+        var fileHash: String?
         switch request.body {
         case .form(let fields): form = fields.items
         case .multipart(let multipart): form = multipart.fields.items
         case .json(let data), .data(let data, _): body = data
+        case .file(let file, _) where version != .v1: fileHash = Self.sha256(ofFileAt: file)
         case .none, .file: break
         }
         (sortedQuery, sortedForm, sortedParameters) = SortedParameters.lists(
             query: request.query.items, form: form, excluding: excluding)
         self.timestamp = timestamp
         self.nonce = nonce
-        bodyHash = body.isEmpty ? Self.emptyBodyHash : Hashing.sha256(body).hexString
+        bodyHash = fileHash ?? (body.isEmpty ? Self.emptyBodyHash : Hashing.sha256(body).hexString)
+    }
+
+    /// The lower-case hex SHA-256 of a file's bytes, read a piece at a time; of no bytes when it
+    /// cannot be read (the request then fails when its body is read to be sent).
+    private static func sha256(ofFileAt url: URL) -> String {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return emptyBodyHash }
+        defer { try? handle.close() }
+        var hash = SHA256()
+        while let piece = try? handle.read(upToCount: 1 << 16), !piece.isEmpty { hash.update(piece) }
+        return hash.finalize().hexString
+    }
+
+    /// A `Host` header's value as the `HOST` line writes it: trimmed, lower-cased, without the
+    /// scheme's default port.
+    private static func host(inHeader value: String, scheme: String?) -> String {
+        let host = value.trimmingCharacters(in: .whitespaces).lowercased()
+        let defaultPort = scheme?.lowercased() == "https" ? ":443" : ":80"
+        return host.hasSuffix(defaultPort) ? String(host.dropLast(defaultPort.count)) : host
     }
 
     /// The lines of ``version`` joined with `\n` (no trailing newline): the text HMAC-SHA256 signs.

@@ -19,9 +19,10 @@ import Foundation
 ///
 /// The server's time comes from the answer's `Date` header, or from a field of its JSON body
 /// (Unix time in seconds or milliseconds, such as `serverTime` or `data.now`). A time that cannot
-/// be read, that is more than a year from the device's, or that falls between the moment the
-/// request was signed and the moment its answer arrived (give or take 2 seconds, as `Date` counts
-/// whole seconds), is not used: the refusal is returned as it is, however slow the answer was. A
+/// be read, that is further than ``maximumCorrection`` from the time the request was signed with
+/// or more than a year from the device's, or that falls between the moment the request was
+/// signed and the moment its answer arrived (give or take 2 seconds, as `Date` counts whole
+/// seconds), is not used: the refusal is returned as it is, however slow the answer was. A
 /// request is signed again at most once. So a clock off by less than a request's round trip is
 /// not corrected by that request, and a correction can fall short of the true offset by up to
 /// the round trip: the server's tolerance should be wider than a round trip.
@@ -56,6 +57,10 @@ public struct ClockCorrection: Sendable, Hashable {
         self.maximumCorrection = maximumCorrection
     }
 
+    /// The largest offset believed, however many corrections led to it: a clock more than a year
+    /// off is a broken answer, not a clock.
+    static let farthest: TimeInterval = 366 * 24 * 3600
+
     /// Whether `response` refuses a request's timestamp.
     func refuses(_ response: HTTPResponse, _ context: InterceptorContext) -> Bool {
         guard let code = context.businessCode(in: response) else { return false }
@@ -85,7 +90,8 @@ public struct ClockCorrection: Sendable, Hashable {
         } else {
             return nil
         }
-        guard offset.isFinite, abs(offset - used) <= maximumCorrection.seconds else { return nil }
+        guard offset.isFinite, abs(offset - used) <= maximumCorrection.seconds, abs(offset) <= Self.farthest
+        else { return nil }
         return offset
     }
 

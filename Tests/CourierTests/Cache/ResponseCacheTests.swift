@@ -18,7 +18,8 @@ import Testing
     let world = World()
     let store = MemoryCacheStore()
     /// Ann is signed in.
-    let session = Session(store: InMemoryTokenStore(credential: Credential(accessToken: "ann", userID: "ann")))
+    let session = Session(
+        store: InMemoryTokenStore(credential: Credential(accessToken: "ann", userID: "ann")), logInCodes: [99])
 
     private func backend(_ configure: (inout NetworkClient.Configuration) -> Void = { _ in }) throws -> Backend {
         let world = world

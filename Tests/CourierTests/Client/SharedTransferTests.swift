@@ -497,8 +497,20 @@ import Testing
 
         let request = Task { try await backend.client.send(endpoint) }
         await gate.arrivals(1)
-        if logsOut { try await session.logOut() } else { backend.client.cancelAll() }
+        // A logout's own write of the store waits for the read under way.
+        let logout = Task { if logsOut { try await session.logOut() } else { backend.client.cancelAll() } }
+        if logsOut {
+            // The logout has begun once the session is in its next epoch (the limit only ends a
+            // wait for one that never begins).
+            let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
+            while session.epochNumber == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        } else {
+            try await logout.value
+        }
         gate.open()
+        try await logout.value
 
         #expect(await networkError { _ = try await request.value }?.code == .cancelled)
         #expect(backend.server.requests.isEmpty)

@@ -113,7 +113,7 @@ import Testing
         let gate = Gate()
         let outcome = Log()
         let session = Session(
-            store: store,
+            store: store, logInCodes: [99],
             logIn: { login in
                 await gate.pass()
                 // A login that sends after the logout is refused; one that made its token by
@@ -276,7 +276,7 @@ import Testing
         let server = try LoopbackServer()
         defer { server.stop() }
         server.route("/v1/data") { _ in .json(#"{"code":500,"msg":"logged in elsewhere"}"#) }
-        let session = Session(store: InMemoryTokenStore(credential: Self.ann))
+        let session = Session(store: InMemoryTokenStore(credential: Self.ann), askUserCodes: [500])
         let events = session.events()
         let client = Self.client(server, session)
 

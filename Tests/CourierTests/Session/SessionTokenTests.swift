@@ -92,6 +92,7 @@ import Testing
         }
         let logins = Counter()
         let session = Session(
+            logInCodes: [99],
             logIn: { _ in
                 _ = logins.increment()
                 return Credential(accessToken: "never")

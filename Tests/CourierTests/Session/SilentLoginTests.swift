@@ -41,7 +41,8 @@ import Testing
         /// fails to, with `failure`).
         func client(_ limits: Session.Limits = .init(), failure: (any Error)? = nil) -> (NetworkClient, Session) {
             let session = Session(
-                store: InMemoryTokenStore(credential: Credential(accessToken: "stale", userID: "ann")), limits: limits,
+                store: InMemoryTokenStore(credential: Credential(accessToken: "stale", userID: "ann")),
+                logInCodes: [99], askUserCodes: [500], limits: limits,
                 logIn: { [self] login in
                     lock.withLock { causes.append("\(login.status) \(login.businessCode.map(String.init) ?? "-")") }
                     if let failure { throw failure }
@@ -200,7 +201,7 @@ import Testing
         server.route("/v1/data") { _ in .json(#"{"code":99,"msg":"not logged in"}"#) }
         let gate = Gate()
         let session = Session(
-            store: InMemoryTokenStore(credential: Credential(accessToken: "stale")),
+            store: InMemoryTokenStore(credential: Credential(accessToken: "stale")), logInCodes: [99],
             logIn: { _ in
                 await gate.pass()
                 return Credential(accessToken: "s1")
