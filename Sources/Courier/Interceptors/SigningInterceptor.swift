@@ -7,8 +7,9 @@ import Foundation
 /// The signature is computed over a ``CanonicalRequest`` (version 2 unless the algorithm names
 /// another) and sent, with the timestamp and nonce,
 /// either as parameters (`sign`) or as headers (`X-KC-TIME` / `X-KC-HMAC`).
-/// As parameters they go in the form of a form body (or of a body-less `POST`/`PUT`/`PATCH`) and
-/// in the query otherwise, so a JSON or raw body is never changed after it was hashed.
+/// As parameters they go in the fields of a url-encoded form, in the text fields of a multipart
+/// form, in the form a body-less `POST`/`PUT`/`PATCH` gets, and in the query otherwise, so a
+/// JSON, raw or file body is never changed after it was hashed.
 ///
 /// ```swift
 /// .signing(.hmacSHA256(secret: Data(key.utf8)), placement: .parameters(signature: "sign"))

@@ -80,7 +80,8 @@ public struct CanonicalRequest: Sendable, Hashable {
     public let timestamp: String
     /// The nonce.
     public let nonce: String
-    /// Lower-case hex SHA-256 of the body bytes.
+    /// Lower-case hex SHA-256 of the body's bytes for a body that is not a form (a file's in
+    /// version 2), of no bytes otherwise.
     public let bodyHash: String
 
     /// Builds the canonical form of a request.

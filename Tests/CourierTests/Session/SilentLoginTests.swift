@@ -127,7 +127,8 @@ import Testing
         #expect(errors.map { $0?.code } == Array(repeating: .sessionExpired, count: 20))
         #expect(errors.allSatisfy { $0?.businessCode == 99 && $0?.status == 200 }, "the answer that asked for it")
         #expect(backend.server.requests.allSatisfy { $0.path == "/v1/data" }, "nothing sent again")
-        #expect(backend.server.requests.count == 20)
+        // Those not sent yet when the session ended are not sent at all.
+        #expect(backend.server.requests.count <= 20)
         #expect(backend.heard == ["200 99"], "one login")
         let seen = await Self.events(events, until: .sessionExpired)
         #expect(seen == [.reLoginNeeded, .sessionExpired])

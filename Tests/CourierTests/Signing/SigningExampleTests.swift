@@ -123,6 +123,65 @@ import Testing
         #expect(signed.body == .json(Data(#"{"title":"Tea"}"#.utf8)), "the body is not changed after hashing")
     }
 
+    @Test("v2 worked example: a multipart form, signed in its text fields")
+    func v2Multipart() async throws {
+        var form = MultipartForm(fields: ["title": "Holiday"])
+        form.append(name: "photo", data: Data("jpeg".utf8), filename: "beach.jpg")
+        let request = HTTPRequest(
+            method: .post, url: URL(string: "https://api.example.com/v1/media")!, body: .multipart(form))
+        let signed = Self.signer(.hmacSHA256(secret: Self.secret)).signedForTest(request)
+        let canonical = Self.canonical(signed, .v2)
+        #expect(
+            canonical == """
+                COURIER-V2
+                POST
+                api.example.com
+                /v1/media
+
+                nonce=0123456789abcdef&timestamp=1700000000&title=Holiday
+                e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+                1700000000
+                0123456789abcdef
+                """)
+        let signature = "05b9e28789ee5e4347987e3277314d1fa4160e51e1c6eccf708efdfd59102e48"
+        guard case .multipart(let sent) = signed.body else {
+            Issue.record("the body is no longer multipart")
+            return
+        }
+        #expect(sent.fields.items.map(\.name) == ["title", "timestamp", "nonce", "sign"])
+        #expect(sent.fields["sign"] == signature)
+        #expect(try await WireSignature.hmacSHA256(canonical, secret: Self.secret) == signature)
+        #expect(signed.query.items.isEmpty, "nothing in the query")
+    }
+
+    @Test("v2 worked example: a file body, hashed like any other")
+    func v2File() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let file = folder.file("backup.bin")
+        try Data("backup bytes".utf8).write(to: file)
+        let request = HTTPRequest(
+            method: .put, url: URL(string: "https://api.example.com/v1/backup")!,
+            body: .file(file, contentType: "application/octet-stream"))
+        let signed = Self.signer(.hmacSHA256(secret: Self.secret)).signedForTest(request)
+        let canonical = Self.canonical(signed, .v2)
+        #expect(
+            canonical == """
+                COURIER-V2
+                PUT
+                api.example.com
+                /v1/backup
+                nonce=0123456789abcdef&timestamp=1700000000
+
+                7171b7ccbaa1ac3767c1e75815c6c5bca6634f141b55b4d1a398ddf2a76b75df
+                1700000000
+                0123456789abcdef
+                """)
+        let signature = "0a405315eba6dab51dcad94dc8716e95dd24a54d1aaf0eebb363f44003682e82"
+        #expect(Self.sign(signed) == signature)
+        #expect(try await WireSignature.hmacSHA256(canonical, secret: Self.secret) == signature)
+    }
+
     // MARK: - Version 1
 
     @Test("v1 worked example: GET with parameters")

@@ -70,6 +70,55 @@ import Testing
         #expect(result.sent == result.expected)
     }
 
+    @Test("a v2 signature over a file body, or in a multipart form's text fields, verifies on the server")
+    func fileAndMultipart() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let file = folder.file("backup.bin")
+        try patternedBytes(300_000).write(to: file)
+        let backend = try Backend { $0.interceptors = [.signing(.hmacSHA256(secret: Self.secret))] }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/backup", method: .put) { _ in .empty204 }
+        backend.server.route("/v1/media", method: .post) { _ in .empty204 }
+        var form = MultipartForm(fields: ["title": Self.awkward])
+        form.append(name: "photo", data: Data("jpeg".utf8), filename: "beach.jpg")
+
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>.put(
+                "backup", body: .file(file, contentType: "application/octet-stream"), decoding: .empty))
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>.post("media", body: .multipart(form), decoding: .empty))
+
+        let (put, post) = (backend.server.requests[0], backend.server.requests[1])
+        #expect(put.body.count == 300_000)
+        let field = { (name: String) in post.multipartParts?.first { $0.name == name && $0.filename == nil }?.text }
+        let signedPut = try await Self.verify(
+            .v2, put, signatureFrom: { $0.query["sign"] }, timestamp: put.query["timestamp"] ?? "",
+            nonce: put.query["nonce"] ?? "")
+        let signedPost = try await Self.verify(
+            .v2, post, signatureFrom: { _ in field("sign") }, timestamp: field("timestamp") ?? "",
+            nonce: field("nonce") ?? "")
+        #expect(signedPut.sent == signedPut.expected, "the file's bytes are hashed, as the server receives them")
+        #expect(signedPost.sent == signedPost.expected, "signature, timestamp and nonce are text fields")
+    }
+
+    @Test("a Host the endpoint sets is the one signed, and the signature verifies on the server")
+    func hostHeader() async throws {
+        let backend = try Backend { $0.interceptors = [.signing(.hmacSHA256(secret: Self.secret))] }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .empty204 }
+
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>.get("orders", headers: ["Host": "API.example.com:80"], decoding: .empty))
+
+        let request = try #require(backend.server.requests.first)
+        #expect(request.headers["Host"] == "API.example.com:80")
+        let result = try await Self.verify(
+            .v2, request, signatureFrom: { $0.query["sign"] }, timestamp: request.query["timestamp"] ?? "",
+            nonce: request.query["nonce"] ?? "")
+        #expect(result.sent == result.expected)
+    }
+
     @Test("the default canonical form is v2, and a server checking v1 rejects it")
     func defaultIsV2() async throws {
         let backend = try Backend { $0.interceptors = [.signing(.hmacSHA256(secret: Self.secret))] }

@@ -49,14 +49,30 @@ enum WireSignature {
             Data(canonical.utf8), arguments: ["-sha256", "-mac", "HMAC", "-macopt", "hexkey:\(secret.hexString)"])
     }
 
-    /// The raw `name=value` pairs of the query and of a form body, and the body bytes that are
-    /// hashed (none for a form, whose fields are signed as pairs).
+    /// The raw `name=value` pairs of the query and of a form body (or the text fields of a
+    /// multipart form, encoded here), and the body bytes that are hashed (none for a form or a
+    /// multipart form, whose fields are signed as pairs; a file body's bytes like any other's).
     private static func split(_ request: LoopbackServer.Request) -> (query: [String], form: [String], body: Data) {
         let query = request.rawQuery.split(separator: "&").map(String.init)
+        if let parts = request.multipartParts {
+            let fields = parts.filter { $0.filename == nil }
+            return (query, fields.map { encoded($0.name ?? "") + "=" + encoded($0.text) }, Data())
+        }
         guard request.headers["Content-Type"] == "application/x-www-form-urlencoded" else {
             return (query, [], request.body)
         }
         return (query, String(decoding: request.body, as: UTF8.self).split(separator: "&").map(String.init), Data())
+    }
+
+    /// Every UTF-8 byte but the unreserved ones (`A–Z a–z 0–9 - . _ ~`) as `%XX`, written here
+    /// apart from Courier's encoder.
+    private static func encoded(_ text: String) -> String {
+        text.utf8.map { byte in
+            let unreserved =
+                (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                || [0x2D, 0x2E, 0x5F, 0x7E].contains(byte)
+            return unreserved ? String(UnicodeScalar(byte)) : String(format: "%%%02X", byte)
+        }.joined()
     }
 
     /// The pairs without the signature, sorted by their bytes and joined with `&`.
