@@ -25,7 +25,8 @@ extension Walkthrough {
                 var shown: [String] = []
                 for try await reply in cachingClient.updates(for: news) {
                     let source =
-                        reply.cached.map { $0.isStale ? "saved" : "saved, confirmed by a 304" } ?? "from the network"
+                        reply.cached.map { $0.isRevalidated ? "saved, confirmed by a 304" : "saved" }
+                        ?? "from the network"
                     shown.append("\(reply.value.count) headlines (\(source))")
                 }
                 print("   screen \(screen): " + shown.joined(separator: ", then "))

@@ -76,6 +76,16 @@ public struct CacheInfo: Sendable, Hashable {
     /// ``NetworkClient/updates(for:)`` when it is past its age (always, for an endpoint that uses
     /// the network only or falls back when offline).
     public let isStale: Bool
+    /// Whether the server confirmed it just now, with a `304 Not Modified`: the network was
+    /// asked, and the stored answer still holds. `false` for an answer given without the
+    /// network.
+    public let isRevalidated: Bool
+
+    init(storedAt: Date, isStale: Bool, isRevalidated: Bool = false) {
+        self.storedAt = storedAt
+        self.isStale = isStale
+        self.isRevalidated = isRevalidated
+    }
 }
 
 extension Endpoint {

@@ -217,7 +217,7 @@ private struct CachedCall<Response: Sendable>: Sendable {
                 let entry =
                     await cache.save(refreshed, answering: request, ticket: ticket)
                     ?? CachedResponse(refreshed, storedAt: cache.now())
-                if let reply = await decoded(entry, isStale: false) {
+                if let reply = await decoded(entry, isStale: false, isRevalidated: true) {
                     try checkScope("the 304 was merged")
                     return reply
                 }
@@ -231,11 +231,12 @@ private struct CachedCall<Response: Sendable>: Sendable {
     /// A stored answer checked and decoded as the network's would be, or `nil` when it no
     /// longer decodes (the endpoint's type changed since, say): then the entry is removed,
     /// unless a newer one took its place meanwhile.
-    private func decoded(_ entry: CachedResponse, isStale: Bool) async -> Reply<Response>? {
+    private func decoded(_ entry: CachedResponse, isStale: Bool, isRevalidated: Bool = false) async -> Reply<Response>?
+    {
         do {
             return try client.decodedReply(
                 entry.response, to: endpoint, method: request.method,
-                cached: CacheInfo(storedAt: entry.storedAt, isStale: isStale))
+                cached: CacheInfo(storedAt: entry.storedAt, isStale: isStale, isRevalidated: isRevalidated))
         } catch {
             if await stored()?.storedAt == entry.storedAt { await cache.remove(ticket) }
             return nil

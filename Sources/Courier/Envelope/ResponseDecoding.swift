@@ -98,7 +98,12 @@ extension ResponseDecoding where Response: Decodable {
     private static func envelope(decoder: @escaping @Sendable (DecodingContext) -> JSONDecoder) -> Self {
         Self(checksContentType: true) { (response, context) throws(NetworkError) in
             if response.body.isEmpty, let empty = emptyValue(Response.self) { return empty }
-            let envelope = try decodeJSON(BaseModel<Response>.self, from: response.body, decoder(context))
+            let envelope: BaseModel<Response>
+            do throws(NetworkError) {
+                envelope = try decodeJSON(BaseModel<Response>.self, from: response.body, decoder(context))
+            } catch {
+                throw Self.explainingMissingEnvelope(error, format: context.envelope)
+            }
             guard envelope.isSuccess else {
                 var error = NetworkError(.business, envelope.message ?? context.envelope.defaultMessage)
                 error.businessCode = envelope.code
@@ -116,6 +121,30 @@ extension ResponseDecoding where Response: Decodable {
             error.body = response.body
             throw error
         }
+    }
+
+    /// `error`, said plainly when the answer has no envelope at all (a JSON array or a value
+    /// at the top, or an object without the envelope's code): the usual mistake of an endpoint
+    /// that should decode plain JSON.
+    private static func explainingMissingEnvelope(_ error: NetworkError, format: EnvelopeFormat) -> NetworkError {
+        guard let underlying = error.underlying as? DecodingError else { return error }
+        var error = error
+        switch underlying {
+        case .typeMismatch(_, let context) where context.codingPath.isEmpty:
+            error.message =
+                "This answer has no envelope: its top level is not an object. If the endpoint answers plain JSON, "
+                + "decode it with `decoding: .json`."
+        case .keyNotFound(let key, let context)
+        where context.codingPath.isEmpty
+            && [format.successKey ?? format.codeKey].map({ EnvelopeFormat.path($0).first }).contains(key.stringValue):
+            let wanted = format.successKey ?? format.codeKey
+            error.message =
+                "This answer has no envelope: it has no \"\(wanted)\". If the endpoint answers plain JSON, "
+                + "decode it with `decoding: .json`."
+        default:
+            return error
+        }
+        return error
     }
 
     private static func json(decoder: @escaping @Sendable (DecodingContext) -> JSONDecoder) -> Self {

@@ -108,7 +108,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     /// message, coding path and a redacted body snippet of at most ``snippetLimit`` bytes; each
     /// message cut to its first 2,048 characters.
     public var description: String {
-        var parts = ["NetworkError.\(code): \(Self.redacted(message))"]
+        // The parts are joined with "; ": a message's own full stop would make it ".;".
+        let sentence = message.hasSuffix(".") ? String(message.dropLast()) : message
+        var parts = ["NetworkError.\(code): \(Self.redacted(sentence))"]
         if let request { parts.append("request: \(request)") }
         if let status { parts.append("status: \(status)") }
         if let businessCode { parts.append("business code: \(Self.shown(businessCode))") }
@@ -162,12 +164,16 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
 
 extension NetworkError: LocalizedError {
     /// A short text for the app's user: what the backend wrote for the user (``userMessage``),
-    /// or for a business error its message ("insufficient balance"), otherwise the error's
-    /// message. Secret values are redacted; the request, headers and body are never in it.
-    /// A text longer than 2,048 characters is cut there.
+    /// or its message in an envelope or error body ("insufficient balance", "order not found"),
+    /// whatever the status; otherwise the error's message, except for an answer that could not
+    /// be decoded, whose message names the app's types: then "The server's answer could not be
+    /// read." Secret values are redacted; the request, headers and body are never in it. A text
+    /// longer than 2,048 characters is cut there.
     public var errorDescription: String? {
-        let backendText = [userMessage, code == .business ? businessMessage : nil].compactMap { $0 }
-        return Self.redacted(backendText.first { !$0.isEmpty } ?? message)
+        if let backendText = [userMessage, businessMessage].compactMap({ $0 }).first(where: { !$0.isEmpty }) {
+            return Self.redacted(backendText)
+        }
+        return code == .decodingFailed ? "The server's answer could not be read." : Self.redacted(message)
     }
 }
 

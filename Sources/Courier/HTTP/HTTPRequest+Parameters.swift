@@ -70,6 +70,11 @@ extension HTTPRequest {
         }
     }
 
+    /// Adds parameters to the query, whatever the method and body.
+    mutating func addQueryParameters(_ parameters: Parameters, merge: ParameterMerge) {
+        query.merge(parameters, merge)
+    }
+
     /// Like ``addParameters(_:merge:)``, but a JSON object body of a method that carries
     /// parameters in its body takes them as string members (never used after signing).
     /// - Throws: ``NetworkError/Code/invalidRequest`` when that JSON body is not an object.

@@ -2,27 +2,42 @@ import Foundation
 
 /// Adds the parameters every call of an app backend carries (`version`, `deviceId`, `os`, …).
 ///
-/// They go where the request's own parameters are: the query for `GET`, `HEAD` and `DELETE`
-/// and for requests with a raw body; the form for form bodies and for requests without a body
-/// (which then get a form body); the top-level object of a JSON body. A parameter the request
-/// already has keeps its value.
+/// By default they go where the request's own parameters are: the query for `GET`, `HEAD` and
+/// `DELETE` and for requests with a raw body; the form for form bodies and for requests without
+/// a body (which then get a form body); the top-level object of a JSON body. A backend that
+/// wants them in the query of every call, or as headers, says so with a ``Placement``. A
+/// parameter the request already has keeps its value.
 ///
 /// ```swift
-/// .commonParameters(["version": "3.2.0", "os": "2"]) { _ in ["deviceId": await device.id] }
+/// .commonParameters(["version": "3.2.0", "os": "2"]) { _ in ["deviceId": await device.id] },
+/// .commonParameters(["version": "3.2.0", "os": "2"], placement: .query),   // ?version=&os= on every call
 /// ```
 public struct CommonParametersInterceptor: Interceptor {
     /// Computes parameters for one request.
     public typealias Provider = @Sendable (HTTPRequest) async throws -> Parameters
 
+    /// Where the parameters go.
+    public enum Placement: Sendable, Hashable {
+        /// Where the request's own parameters are: the query, a form, or a JSON object.
+        case withTheRequest
+        /// In the query of every request, whatever its method and body.
+        case query
+        /// As header fields, one for each parameter, named as it is.
+        case headers
+    }
+
     private let fixed: Parameters
+    private let placement: Placement
     private let computed: Provider?
 
     /// Creates the layer.
     /// - Parameters:
     ///   - fixed: Parameters added to every request.
+    ///   - placement: Where they go; with the request's own parameters by default.
     ///   - computed: Parameters computed for each request, added after `fixed`.
-    public init(_ fixed: Parameters = [:], computed: Provider? = nil) {
+    public init(_ fixed: Parameters = [:], placement: Placement = .withTheRequest, computed: Provider? = nil) {
         self.fixed = fixed
+        self.placement = placement
         self.computed = computed
     }
 
@@ -49,7 +64,14 @@ public struct CommonParametersInterceptor: Interceptor {
             }
         }
         var request = request
-        try request.addParametersIncludingJSON(added, merge: .keepExisting)
+        switch placement {
+        case .withTheRequest:
+            try request.addParametersIncludingJSON(added, merge: .keepExisting)
+        case .query:
+            request.addQueryParameters(added, merge: .keepExisting)
+        case .headers:
+            for item in added.items where request.headers[item.name] == nil { request.headers[item.name] = item.value }
+        }
         return try await next(request)
     }
 }
@@ -58,11 +80,13 @@ extension Interceptor where Self == CommonParametersInterceptor {
     /// A ``CommonParametersInterceptor``.
     /// - Parameters:
     ///   - fixed: Parameters added to every request.
+    ///   - placement: Where they go; with the request's own parameters by default.
     ///   - computed: Parameters computed for each request.
     /// - Returns: The layer.
     public static func commonParameters(
-        _ fixed: Parameters = [:], computed: CommonParametersInterceptor.Provider? = nil
+        _ fixed: Parameters = [:], placement: CommonParametersInterceptor.Placement = .withTheRequest,
+        computed: CommonParametersInterceptor.Provider? = nil
     ) -> Self {
-        CommonParametersInterceptor(fixed, computed: computed)
+        CommonParametersInterceptor(fixed, placement: placement, computed: computed)
     }
 }

@@ -39,26 +39,49 @@ public struct ConnectionKind: RawRepresentable, Hashable, Sendable {
 
 /// Reports reachability: the current status and every change. A hint for failing fast or
 /// waiting, never a blind gate: ``ReachabilityStatus/unknown`` lets requests through, and a
-/// transport failure is reported as what it is.
+/// transport failure is reported as what it is. Requests to this machine (`localhost`, an
+/// address in 127.0.0.0/8, `::1`) are let through whatever the status, unless the monitor
+/// ``gatesLoopback``.
 public protocol ReachabilityMonitor: Sendable {
     /// The current status.
     var status: ReachabilityStatus { get }
+    /// Whether requests to this machine wait or fail too while the status is offline; `false`
+    /// by default, since a device without a network still reaches itself.
+    var gatesLoopback: Bool { get }
     /// A new stream of statuses: the current one first, then every change. It ends when the
     /// consumer stops iterating.
     /// - Returns: The stream.
     func statusUpdates() -> AsyncStream<ReachabilityStatus>
 }
 
+extension ReachabilityMonitor {
+    /// `false`: requests to this machine are let through whatever the status.
+    public var gatesLoopback: Bool { false }
+}
+
 /// Tells listeners about reachability changes.
 typealias StatusBroadcaster = Broadcaster<ReachabilityStatus>
 
 /// A monitor whose status is set by hand: for tests, and for apps that know better.
+///
+/// ```swift
+/// // A test of "online, then offline" against a LoopbackServer on 127.0.0.1:
+/// let reachability = ManualReachability(.online(.wifi), gatesLoopback: true)
+/// ```
 public final class ManualReachability: ReachabilityMonitor {
     private let broadcaster: StatusBroadcaster
+    /// Whether requests to this machine wait or fail too while the status is offline.
+    public let gatesLoopback: Bool
 
     /// Creates a monitor.
-    /// - Parameter status: The initial status.
-    public init(_ status: ReachabilityStatus = .unknown) { broadcaster = StatusBroadcaster(status) }
+    /// - Parameters:
+    ///   - status: The initial status.
+    ///   - gatesLoopback: Whether requests to this machine (a `LoopbackServer` in a test) wait or
+    ///     fail too while the status is offline; `false` by default.
+    public init(_ status: ReachabilityStatus = .unknown, gatesLoopback: Bool = false) {
+        broadcaster = StatusBroadcaster(status)
+        self.gatesLoopback = gatesLoopback
+    }
 
     /// The current status.
     public var status: ReachabilityStatus { broadcaster.value }

@@ -16,9 +16,10 @@ struct ReachabilityGate: Sendable {
     let policy: ReachabilityPolicy
 
     /// Returns when the request may go; throws ``NetworkError/Code/offline`` or
-    /// ``NetworkError/Code/cancelled`` otherwise. Loopback hosts are always reachable.
+    /// ``NetworkError/Code/cancelled`` otherwise. Loopback hosts are always reachable, unless
+    /// the monitor ``ReachabilityMonitor/gatesLoopback``.
     func admit(_ url: URL) async throws(NetworkError) {
-        guard monitor.status == .offline, !Self.isLoopback(url) else { return }
+        guard monitor.status == .offline, monitor.gatesLoopback || !Self.isLoopback(url) else { return }
         switch policy {
         case .failFast:
             throw NetworkError(.offline, "The device is offline; the request was not sent.")

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Where a ``Session`` keeps its credential between launches: memory (``InMemoryTokenStore``),
-/// or a store of your own over the keychain.
+/// Where a ``Session`` keeps its credential between launches: the keychain (`KeychainTokenStore`,
+/// on Apple platforms), memory (``InMemoryTokenStore``), or a store of your own.
 ///
 /// The session reads the store on its first request, and again before a refresh or a silent
 /// login (to take a credential of the same user that another process, an app extension say,
@@ -27,7 +27,7 @@ public protocol TokenStore: Sendable {
     /// A refresh stores its credential this way, so a store that others write to as well (a
     /// keychain shared with an app extension, say) never loses their write to it. The default
     /// implementation reads and then writes, so another writer can slip in between; implement
-    /// it atomically for such a store, as ``InMemoryTokenStore`` does.
+    /// it atomically for such a store, as ``InMemoryTokenStore`` and `KeychainTokenStore` do.
     /// - Parameters:
     ///   - expected: The credential the refresh replaces.
     ///   - credential: The new credential.

@@ -80,6 +80,8 @@ import Testing
         #expect(revalidated.response.headers["Content-Type"] == "application/json", "the 304 changes no body field")
         #expect(revalidated.response.headers["Set-Cookie"] == nil, "a cookie is never stored")
         #expect(hit.cached != nil && hit.value == revalidated.value)
+        #expect(revalidated.cached?.isRevalidated == true, "confirmed by the server")
+        #expect(hit.cached?.isRevalidated == false, "given without the network")
     }
 
     @Test("a 304 without a Date measures a new Expires from when it came, not from the stored answer's Date")

@@ -91,6 +91,37 @@ import Testing
         #expect(backend.server.requests[1].query["version"] == "3.2.0")
     }
 
+    @Test(
+        "common parameters placed in the query go there for JSON and form bodies too; placed as headers, in headers",
+        arguments: [CommonParametersInterceptor.Placement.query, .headers])
+    func placed(placement: CommonParametersInterceptor.Placement) async throws {
+        let backend = try Backend {
+            $0.interceptors = [
+                .commonParameters(["version": "3.2.0", "os": "2"], placement: placement),
+                .signing(.hmacSHA256(secret: Data("k".utf8))),
+            ]
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .empty204 }
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>.post("a", body: .json(["title": "t"]), decoding: .empty))
+        _ = try await backend.client.send(
+            Endpoint<EmptyResponse>.post("a", query: ["os": "9"], body: .form(["title": "t"]), decoding: .empty))
+
+        let (json, form) = (backend.server.requests[0], backend.server.requests[1])
+        let object = try JSONSerialization.jsonObject(with: json.body) as? [String: String]
+        #expect(object == ["title": "t"], "the JSON body is the caller's")
+        #expect(form.form["version"] == nil && form.form["title"] == "t", "the form keeps its own fields")
+        switch placement {
+        case .query:
+            #expect(json.query["version"] == "3.2.0" && json.query["os"] == "2")
+            #expect(form.query["version"] == "3.2.0" && form.query["os"] == "9", "the request's own value stays")
+        default:
+            #expect(json.headers["version"] == "3.2.0" && json.headers["os"] == "2")
+            #expect(form.headers["version"] == "3.2.0" && form.query["os"] == "9")
+        }
+    }
+
     @Test("added parameters leave the caller's JSON as encoded: key order and numbers past Double")
     func jsonKeptExactly() async throws {
         struct Order: Codable, Sendable, Equatable {

@@ -109,6 +109,25 @@ import Testing
         #expect(try await backend.client.send(Endpoint<String>.get("a")) == "local")
     }
 
+    @Test("a monitor that gates loopback too: online, then offline, against a loopback server")
+    func gatedLoopback() async throws {
+        let reachability = ManualReachability(.online(.wifi), gatesLoopback: true)
+        let backend = try Backend {
+            $0.reachability = reachability
+            $0.reachabilityPolicy = .failFast
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .envelope(data: "local") }
+
+        let online = try await backend.client.send(Endpoint<String>.get("a"))
+        reachability.set(.offline)
+        let offline = await networkError { _ = try await backend.client.send(Endpoint<String>.get("a")) }
+
+        #expect(online == "local")
+        #expect(offline?.code == .offline)
+        #expect(backend.server.requests.count == 1)
+    }
+
     @Test(
         "a host name that only looks like loopback is not always reachable",
         arguments: ["127.example.com", "127.0.0.1.example.com", "127.0.0", "localhost.example.com", "127.0.0.256"])

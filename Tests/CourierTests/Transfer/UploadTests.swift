@@ -120,6 +120,27 @@ import Testing
         #expect(hungUp, "the connection was closed, not left running")
     }
 
+    @Test("upload progress knows its total before the first byte goes: 0 of the body's length, not a bare 0")
+    func progressKnowsItsTotal() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // Nothing listens: the body is made and measured, and no byte of it goes.
+        let refusing = RefusingPort()
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: URL(string: "http://127.0.0.1:\(refusing.port)/")!, transport: TestTransport.make()))
+        let file = directory.file("backup.bin")
+        try patternedBytes(300_000).write(to: file)
+        let task = client.upload(
+            Endpoint<Media>.put("backup", body: .file(file, contentType: "application/octet-stream")))
+
+        let error = await networkError { _ = try await task.value }
+
+        #expect(error?.code == .transport)
+        #expect(task.currentProgress == TransferProgress(completed: 0, expected: 300_000))
+        #expect(task.currentProgress.description == "0.0 of 0.3 MB")
+    }
+
     @Test("upload progress is monotonic and ends at the body's length")
     func progress() async throws {
         let directory = try TemporaryDirectory()

@@ -133,6 +133,8 @@ public final class URLSessionTransport: Transport {
         let deadline = ContinuousClock.now + request.timeout
         let body = try await request.body.prepare()
         defer { body.discard() }
+        // The total is known before the first byte goes: progress says "0 of N", not "0".
+        if body.length > 0 { request.progress?.uploaded(0, of: body.length) }
         var current = request
         for _ in 0...RedirectPolicy.maximumRedirects {
             let sendsBody = current.body != .none

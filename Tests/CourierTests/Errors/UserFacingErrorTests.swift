@@ -1,0 +1,49 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// What an app developer and an app's user read in an error: the common mistake of an endpoint
+/// without an envelope said plainly, the backend's own message for the user whatever the status,
+/// and no Swift type names or doubled punctuation.
+@Suite struct UserFacingErrorTests {
+    @Test(
+        "an answer without an envelope says so, and what to do, instead of a decoding path",
+        arguments: [(#"[{"id":1,"title":"Tea"}]"#, "its top level is not an object"), (#"{"id":1}"#, #"no "code""#)])
+    func missingEnvelope(body: String, says: String) async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders") { _ in .json(body) }
+
+        let error = await networkError { _ = try await backend.client.send(Endpoint<[Order]>.get("orders")) }
+
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.message.contains("This answer has no envelope") == true, "\(String(describing: error))")
+        #expect(error?.message.contains(says) == true)
+        #expect(error?.message.contains("decoding: .json") == true)
+        #expect(error?.localizedDescription == "The server's answer could not be read.", "no type names for the user")
+    }
+
+    @Test("an envelope's message for the user is the error's text for the user, whatever the status")
+    func envelopeMessageOnAnErrorStatus() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/orders/7") { _ in .json(#"{"code":404,"msg":"Order not found"}"#, status: 404) }
+
+        let error = await networkError { _ = try await backend.client.send(Endpoint<Order>.get("orders/7")) }
+
+        #expect(error?.code == .httpStatus && error?.status == 404)
+        #expect(error?.localizedDescription == "Order not found")
+    }
+
+    @Test("a description joins its parts without a full stop before each semicolon")
+    func noDoubledPunctuation() {
+        var error = NetworkError(.httpStatus, "The server answered 404 (Not Found).")
+        error.request = "GET https://api.example.com/orders/7"
+        error.status = 404
+        #expect(
+            error.description
+                == "NetworkError.httpStatus: The server answered 404 (Not Found); request: GET https://api.example.com/orders/7; status: 404"
+        )
+    }
+}
