@@ -82,10 +82,11 @@ public struct ResponseCache: Sendable {
     }
 
     /// Removes what a request that changed something made stale (RFC 9111 §4.4): after a
-    /// success (2xx or 3xx) of any method but `GET`, `HEAD` and a `POST` the cache reads with
-    /// (``Endpoint/idempotent()``), every stored answer of the same user for its URL, and for the
-    /// URLs of the same origin its `Location` and `Content-Location` name. An identical read
-    /// that began before it stores nothing afterwards.
+    /// success (2xx or 3xx) of any method but `GET`, `HEAD`, `OPTIONS` and a `POST` the cache
+    /// reads with (``Endpoint/idempotent()``), every stored answer of the same user for its URL,
+    /// and for the URLs of the same origin its `Location` and `Content-Location` name. An
+    /// identical read that began before it stores nothing afterwards. The removal runs in a task
+    /// of its own, so a caller cancelled meanwhile does not leave it half done.
     func invalidate(after request: HTTPRequest, answer response: HTTPResponse, epoch: SessionEpoch) async {
         let method = request.method
         guard (200..<400).contains(response.status), method != .get, method != .head, method != .options,
@@ -103,7 +104,8 @@ public struct ResponseCache: Sendable {
             let key = CacheKey(
                 resource: RequestDigest.resource(owner: owner, of: target), variant: Array(repeating: 0, count: 16))
             ledger.invalidate(key.resource)
-            try? await store.removeResponses(forResourceOf: key)
+            let store = store
+            await Task { try? await store.removeResponses(forResourceOf: key) }.value
         }
     }
 

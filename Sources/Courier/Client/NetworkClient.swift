@@ -260,18 +260,24 @@ public actor NetworkClient {
             marked.sharedTransfer = mark
             return marked
         }
+        // Nothing of an answer that arrives after the request's scope ended is kept: a download
+        // is not moved into place, and no value is made.
+        let finishing: @Sendable (HTTPResponse) throws -> Value = { response in
+            try scope.check("its answer arrived")
+            return try finish(response)
+        }
         let result: Result<Value, any Error>
         if let sharing {
             // The shared transfer runs in a task of its own; this caller waits for it here.
             do {
                 let response = try await shared.response(
                     for: sharing, cancellation: scope.entry.attach, start: transfer)
-                result = Result { try finish(response) }
+                result = Result { try finishing(response) }
             } catch {
                 result = .failure(error)
             }
         } else {
-            let started = startedTask(priority: Task.currentPriority) { try finish(try await transfer()) }
+            let started = startedTask(priority: Task.currentPriority) { try finishing(try await transfer()) }
             scope.entry.attach { started.cancel() }
             result = await withTaskCancellationHandler {
                 await started.result
@@ -280,14 +286,13 @@ public actor NetworkClient {
             }
         }
         do {
-            let value = try result.get()
-            try scope.check("its answer arrived")
-            return value
+            return try result.get()
         } catch {
             var failure = NetworkError.wrapping(error)
             // Cancelled by the end of its epoch: the end's error (sessionExpired, with the answer
-            // that ended it, when the backend did).
+            // that ended it, when the backend did), once the caches are empty.
             if failure.code == .cancelled, !scope.epoch.isCurrent {
+                await session.settled(scope.epoch.number)
                 failure = session.endError(of: scope.epoch.number, while: "the request was under way")
             }
             throw failure.describing(request)

@@ -164,13 +164,17 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
 
 extension NetworkError: LocalizedError {
     /// A short text for the app's user: what the backend wrote for the user (``userMessage``),
-    /// or its message in an envelope or error body ("insufficient balance", "order not found"),
-    /// whatever the status; otherwise the error's message, except for an answer that could not
-    /// be decoded, whose message names the app's types: then "The server's answer could not be
-    /// read." Secret values are redacted; the request, headers and body are never in it. A text
-    /// longer than 2,048 characters is cut there.
+    /// or its message in an envelope or error body ("insufficient balance", "order not found")
+    /// for a business code or a `4xx` status, the answers about the user's request (a `5xx`
+    /// body's message is the server's own, often a stack trace, and is not shown); otherwise
+    /// the error's message, except for an answer that could not be decoded, whose message names
+    /// the app's types: then "The server's answer could not be read." Secret values are
+    /// redacted; the request, headers and body are never in it. A text longer than 2,048
+    /// characters is cut there.
     public var errorDescription: String? {
-        if let backendText = [userMessage, businessMessage].compactMap({ $0 }).first(where: { !$0.isEmpty }) {
+        let aboutTheRequest = code == .business || (code == .httpStatus && (400..<500).contains(status ?? 0))
+        let backendMessage = aboutTheRequest ? businessMessage : nil
+        if let backendText = [userMessage, backendMessage].compactMap({ $0 }).first(where: { !$0.isEmpty }) {
             return Self.redacted(backendText)
         }
         return code == .decodingFailed ? "The server's answer could not be read." : Self.redacted(message)

@@ -70,9 +70,21 @@ extension HTTPRequest {
         }
     }
 
-    /// Adds parameters to the query, whatever the method and body.
-    mutating func addQueryParameters(_ parameters: Parameters, merge: ParameterMerge) {
-        query.merge(parameters, merge)
+    /// Adds to the query, whatever the method and body, the parameters the request does not
+    /// already have anywhere: in its query, form fields, a multipart form's text fields or the
+    /// top-level members of a JSON object body.
+    mutating func addQueryParametersKeepingExisting(_ parameters: Parameters) {
+        let jsonBody: JSONObjectText? = if case .json(let data) = body { try? JSONObjectText(data) } else { nil }
+        let fields: Parameters? =
+            switch body {
+            case .form(let form): form
+            case .multipart(let form): form.fields
+            default: nil
+            }
+        let missing = parameters.items.filter { item in
+            query[item.name] == nil && fields?[item.name] == nil && jsonBody?.contains(item.name) != true
+        }
+        query.merge(Parameters(missing), .keepExisting)
     }
 
     /// Like ``addParameters(_:merge:)``, but a JSON object body of a method that carries

@@ -20,9 +20,13 @@ public struct CommonParametersInterceptor: Interceptor {
     public enum Placement: Sendable, Hashable {
         /// Where the request's own parameters are: the query, a form, or a JSON object.
         case withTheRequest
-        /// In the query of every request, whatever its method and body.
+        /// In the query of every request, whatever its method and body; a parameter the
+        /// request already has in its query, form or JSON object is not added again.
         case query
-        /// As header fields, one for each parameter, named as it is.
+        /// As header fields, one for each parameter, named as it is: the names must be valid
+        /// header field names (no space, colon or other separator) and the values hold no line
+        /// break, or the request fails with
+        /// ``NetworkError/Code/invalidRequest``. ``SigningInterceptor`` does not sign headers.
         case headers
     }
 
@@ -68,7 +72,7 @@ public struct CommonParametersInterceptor: Interceptor {
         case .withTheRequest:
             try request.addParametersIncludingJSON(added, merge: .keepExisting)
         case .query:
-            request.addQueryParameters(added, merge: .keepExisting)
+            request.addQueryParametersKeepingExisting(added)
         case .headers:
             for item in added.items where request.headers[item.name] == nil { request.headers[item.name] = item.value }
         }

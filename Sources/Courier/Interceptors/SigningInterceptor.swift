@@ -7,9 +7,11 @@ import Foundation
 /// The signature is computed over a ``CanonicalRequest`` (version 2 unless the algorithm names
 /// another) and sent, with the timestamp and nonce,
 /// either as parameters (`sign`) or as headers (`X-KC-TIME` / `X-KC-HMAC`).
-/// As parameters they go in the fields of a url-encoded form, in the text fields of a multipart
-/// form, in the form a body-less `POST`/`PUT`/`PATCH` gets, and in the query otherwise, so a
-/// JSON, raw or file body is never changed after it was hashed.
+/// As parameters they go in the query of a `GET`, `HEAD` or `DELETE`; for other methods, in the
+/// fields of a url-encoded form, in the text fields of a multipart form, in the form a request
+/// without a body gets, and in the query for a JSON, raw or file body, so that body is never
+/// changed after it was hashed. Headers other than the three it adds, common parameters sent as
+/// headers among them, are not signed.
 ///
 /// ```swift
 /// .signing(.hmacSHA256(secret: Data(key.utf8)), placement: .parameters(signature: "sign"))
@@ -167,14 +169,21 @@ public struct SigningInterceptor: Interceptor {
     {
         let origin = request.url.origin
         let used = offsets.current(for: origin)
+        // A file body is read once, off Swift's threads, for every signature of this call.
+        var fileHash: String?
+        if case .file(let file, _) = request.body, algorithm.canonicalForm != .v1 {
+            fileHash = try await Blocking.run { flag throws(NetworkError) in
+                try FileDigest.sha256(of: file, cancellation: flag)
+            }
+        }
         let sent = now()
-        let response = try await next(sign(request, offset: used, at: sent))
+        let response = try await next(sign(request, offset: used, at: sent, fileHash: fileHash))
         guard let clockCorrection, clockCorrection.refuses(response, context),
             let candidate = clockCorrection.offset(in: response, sent: sent, arrived: now(), used: used)
         else { return response }
         // Kept only when the server takes the request signed with it, within the session the
         // request began in.
-        let resent = try await next(sign(request, offset: candidate, at: now()))
+        let resent = try await next(sign(request, offset: candidate, at: now(), fileHash: fileHash))
         if clockCorrection.accepts(resent, context), context.epoch.isCurrent { offsets.set(candidate, for: origin) }
         return resent
     }
@@ -182,15 +191,25 @@ public struct SigningInterceptor: Interceptor {
     /// The request with timestamp, nonce and signature added.
     /// - Parameter request: The request with every other parameter in place.
     /// - Returns: The signed request.
-    /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails, or two of the
-    ///   signature, timestamp and nonce have the same name.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails, two of the
+    ///   signature, timestamp and nonce have the same name, or the request carries a `Host`
+    ///   header that names another host than its URL (the signature covers the host the request
+    ///   goes to, which a backend reads from `Host`), or its file body (signed in version 2)
+    ///   cannot be read.
+    ///
+    /// A file body is read on the calling thread to hash it.
     public func sign(_ request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
-        try sign(request, offset: offsets.current(for: request.url.origin), at: now())
+        var fileHash: String?
+        if case .file(let file, _) = request.body, algorithm.canonicalForm != .v1 {
+            fileHash = try FileDigest.sha256(of: file)
+        }
+        return try sign(request, offset: offsets.current(for: request.url.origin), at: now(), fileHash: fileHash)
     }
 
-    /// The request signed with a timestamp `offset` seconds from `date`, the clock's time.
-    private func sign(_ request: HTTPRequest, offset: TimeInterval, at date: Date) throws(NetworkError)
-        -> HTTPRequest
+    /// The request signed with a timestamp `offset` seconds from `date`, the clock's time; a
+    /// file body hashes to `fileHash`.
+    private func sign(_ request: HTTPRequest, offset: TimeInterval, at date: Date, fileHash: String?)
+        throws(NetworkError) -> HTTPRequest
     {
         var request = request
         let seconds = (date.timeIntervalSince1970 + offset).rounded(.down)
@@ -202,6 +221,13 @@ public struct SigningInterceptor: Interceptor {
         guard hasDistinctNames else {
             throw NetworkError(.invalidRequest, "The signature, timestamp and nonce need three different names.")
         }
+        if let header = request.headers["Host"],
+            CanonicalRequest.host(inHeader: header, scheme: request.url.scheme)
+                != CanonicalRequest.hostAndPath(of: request).host
+        {
+            throw NetworkError(
+                .invalidRequest, "A signed request's Host header must name its URL's host; set the URL's host instead.")
+        }
         switch placement {
         case .parameters(let signatureName, let timestampName, let nonceName):
             // All three go in at once, the signature empty (it is not signed) until it is known.
@@ -211,11 +237,13 @@ public struct SigningInterceptor: Interceptor {
                     .init(name: signatureName, value: ""),
                 ]), merge: .replaceExisting)
             let canonical = CanonicalRequest(
-                request, version: algorithm.canonicalForm, excluding: signatureName, timestamp: timestamp, nonce: nonce)
+                request, version: algorithm.canonicalForm, excluding: signatureName, timestamp: timestamp, nonce: nonce,
+                fileHash: fileHash)
             request.setLastParameter(named: signatureName, to: try signature(of: canonical))
         case .headers(let signatureName, let timestampName, let nonceName):
             let canonical = CanonicalRequest(
-                request, version: algorithm.canonicalForm, timestamp: timestamp, nonce: nonce)
+                request, version: algorithm.canonicalForm, excluding: nil, timestamp: timestamp, nonce: nonce,
+                fileHash: fileHash)
             request.headers[timestampName] = timestamp
             request.headers[nonceName] = nonce
             request.headers[signatureName] = try signature(of: canonical)

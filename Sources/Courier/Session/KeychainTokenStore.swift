@@ -15,6 +15,10 @@
     /// item should go through a session of its own, and the app's session takes what it finds
     /// there before it renews the credential (see ``TokenStore``).
     ///
+    /// The data protection keychain needs the app to be signed with a keychain entitlement
+    /// (an app ID or a keychain access group): an unsigned command-line tool on macOS gets
+    /// `errSecMissingEntitlement` (-34018) on every call, as a ``KeychainError``.
+    ///
     /// While the device is locked, an item that is only readable after the first unlock, or
     /// while unlocked, cannot be read: the store throws ``KeychainError`` and requests that need
     /// the credential fail with ``NetworkError/Code/credentialStore``.

@@ -3,9 +3,19 @@ import Foundation
 /// The session's epochs: what work captures when it begins, how an epoch ends, and what it
 /// leaves behind (see ``Session``).
 extension Session {
-    /// What an epoch leaves behind when it ends: the clients whose work belonged to it, and its
-    /// renewal's task.
+    /// How an epoch ended: whether the backend ended it, with the answer that did, and when
+    /// what it left was stopped and emptied (``endWork(of:purging:)``).
+    struct Ending {
+        let epoch: UInt64
+        let byBackend: Bool
+        let cause: Cause?
+        let settled = SharedOutcome<Void>()
+    }
+
+    /// What an epoch leaves behind when it ends: its ending, the clients whose work belonged to
+    /// it, and its renewal's task.
     struct EndedEpoch {
+        let ending: Ending
         let clients: [NetworkClient]
         let renewal: Task<Void, Never>?
     }
@@ -14,7 +24,8 @@ extension Session {
     /// left. When the backend ended it, `endedByBackend`, with the answer `cause` that did.
     /// Called with `lock` held.
     func advance(to credential: Credential?, endedByBackend: Bool = false, cause: Cause? = nil) -> EndedEpoch {
-        if endedByBackend { state.expired = Array((state.expired + [(state.epoch, cause)]).suffix(16)) }
+        let ending = Ending(epoch: state.epoch, byBackend: endedByBackend, cause: cause)
+        state.endings = Array((state.endings + [ending]).suffix(16))
         state.epoch += 1
         state.credential = credential
         state.version += 1
@@ -24,23 +35,30 @@ extension Session {
         let renewal = state.renewal?.task
         state.renewal = nil
         state.clients.removeAll { $0.client == nil }
-        return EndedEpoch(clients: state.clients.compactMap(\.client), renewal: renewal)
+        return EndedEpoch(ending: ending, clients: state.clients.compactMap(\.client), renewal: renewal)
     }
 
-    /// Stops what an ended epoch left: its renewal (a pause between attempts ends at once, and
-    /// it stores nothing); when `purging`, its clients' caches' answers (in a task of its own,
-    /// so a cancelled caller still empties them); then the requests its clients have under way,
-    /// so none of them ends before the caches are empty.
+    /// Stops what an ended epoch left, at once: its renewal (a pause between attempts ends, and
+    /// it stores nothing) and the requests its clients have under way; then, when `purging`,
+    /// empties their caches (in tasks of their own, so a cancelled caller still empties them).
+    /// A request of the epoch reports its end only once this is done (``settled(_:)``).
     func endWork(of ended: EndedEpoch, purging: Bool) async {
         ended.renewal?.cancel()
         let epoch = epochNumber
+        for client in ended.clients { client.cancelWork(before: epoch) }
         if purging {
             for client in ended.clients {
                 guard let cache = client.configuration.cache else { continue }
                 await Task { try? await cache.removeAll() }.value
             }
         }
-        for client in ended.clients { client.cancelWork(before: epoch) }
+        ended.ending.settled.finish(.success(()))
+    }
+
+    /// Waits until what epoch `epoch` left was stopped and emptied, if it ended.
+    func settled(_ epoch: UInt64) async {
+        guard let ending = lock.withLock({ state.endings.last { $0.epoch == epoch } }) else { return }
+        _ = try? await ending.settled.value(whileWaitingFor: "the end of the session")
     }
 
     /// The current epoch's number.
@@ -76,7 +94,7 @@ extension Session {
     /// ``endError(of:while:)`` with `lock` held: ``NetworkError/Code/sessionExpired`` with the
     /// answer that ended it when the backend did, ``NetworkError/Code/cancelled`` otherwise.
     func endErrorLocked(_ epoch: UInt64, _ step: String) -> NetworkError {
-        guard let ending = state.expired.last(where: { $0.epoch == epoch }) else {
+        guard let ending = state.endings.last(where: { $0.epoch == epoch }), ending.byBackend else {
             return NetworkError(.cancelled, "The session changed (a logout or another login) while \(step).")
         }
         var error = NetworkError(.sessionExpired, "The backend ended the session while \(step).")

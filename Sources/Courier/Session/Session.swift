@@ -77,7 +77,9 @@ public final class Session: @unchecked Sendable {
         /// At most this many silent logins start per ``window``; past it the session ends.
         /// Default 3.
         public var logIns: Int
-        /// The window of ``refreshes`` and ``logIns``. Default 60 s.
+        /// The window of ``refreshes`` and ``logIns``. Default 60 s. Both count for the session,
+        /// across logins: an app that logs in again by itself each time the session ends is
+        /// still held to them.
         public var window: Duration
         /// A credential that expires within this time is refreshed before it is sent; for one
         /// the session refreshed itself, at most half its lifetime, and one that arrived already
@@ -139,9 +141,11 @@ public final class Session: @unchecked Sendable {
         var renewalsRunning = 0
         var refreshStarts: [ContinuousClock.Instant] = []
         var logInStarts: [ContinuousClock.Instant] = []
-        /// The last epochs the backend ended, with the answer that ended each (their work fails
-        /// with sessionExpired, carrying it).
-        var expired: [(epoch: UInt64, cause: Cause?)] = []
+        /// How the last epochs ended (their work fails with cancelled, or sessionExpired and the
+        /// answer that ended it), and when each was settled.
+        var endings: [Ending] = []
+        /// Counts logouts: a login called before one, still waiting to be stored, gives way.
+        var logouts: UInt64 = 0
         var clients: [WeakClient] = []
     }
 
@@ -212,7 +216,12 @@ public final class Session: @unchecked Sendable {
         var named = credential
         if named.userID == nil { named.userID = RandomPool.shared.hexString(ofBytes: 16) }
         let credential = named
+        // A logout called after this login, while it waits for the store, wins.
+        let logoutsBefore = lock.withLock { state.logouts }
         let outcome: Result<(replaced: Bool, ended: EndedEpoch), NetworkError> = await writes.run {
+            guard lock.withLock({ state.logouts == logoutsBefore }) else {
+                return .failure(NetworkError(.cancelled, "The app logged out while logging in."))
+            }
             // Who was signed in, when this is the session's first step: a store that cannot be
             // read is taken for someone, so the login ends what came before all the same.
             _ = await loadHoldingWrites()
@@ -245,7 +254,10 @@ public final class Session: @unchecked Sendable {
     /// - Throws: ``NetworkError/Code/credentialStore`` when the store cannot be written: the
     ///   user is signed out in this process, but the store still holds the credential.
     public func logOut() async throws(NetworkError) {
-        let (ended, epoch) = lock.withLock { (advance(to: nil), state.epoch) }
+        let (ended, epoch) = lock.withLock {
+            state.logouts += 1
+            return (advance(to: nil), state.epoch)
+        }
         eventHub.send(.loggedOut)
         await endWork(of: ended, purging: true)
         let failure: NetworkError? = await writes.run { () async -> NetworkError? in

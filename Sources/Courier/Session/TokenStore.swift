@@ -27,7 +27,9 @@ public protocol TokenStore: Sendable {
     /// A refresh stores its credential this way, so a store that others write to as well (a
     /// keychain shared with an app extension, say) never loses their write to it. The default
     /// implementation reads and then writes, so another writer can slip in between; implement
-    /// it atomically for such a store, as ``InMemoryTokenStore`` and `KeychainTokenStore` do.
+    /// it atomically for such a store, as ``InMemoryTokenStore`` does. `KeychainTokenStore` does
+    /// it in one step within the process only: the keychain has no compare-and-replace across
+    /// processes.
     /// - Parameters:
     ///   - expected: The credential the refresh replaces.
     ///   - credential: The new credential.

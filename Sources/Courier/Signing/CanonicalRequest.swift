@@ -17,7 +17,7 @@ import Foundation
 ///
 /// - `HOST` (v2 only): ``host``, the lower-cased host name, with `:port` only when the port is not
 ///   the scheme's default (80 for `http`, 443 for `https`): the `Host` header the request goes
-///   with, the one its endpoint sets when it sets one.
+///   with. (``SigningInterceptor`` refuses a request whose own `Host` header names another.)
 /// - `PATH`: ``path``, the URL path exactly as sent (percent-encoded, without `.` and `..`
 ///   segments), `/` when empty.
 /// - `QUERY` and `FORM` (v2): ``sortedQuery`` and ``sortedForm``, the query parameters and the
@@ -92,50 +92,59 @@ public struct CanonicalRequest: Sendable, Hashable {
     ///   - excluding: The name of the signature parameter, left out of the parameters.
     ///   - timestamp: The timestamp text.
     ///   - nonce: The nonce.
+    ///
+    /// For a file body (in version 2) the file is read here, on the calling thread, to hash it;
+    /// one that cannot be read is hashed as no bytes (sending it fails anyway).
     public init(
         _ request: HTTPRequest, version: Version, excluding: String? = nil, timestamp: String, nonce: String
+    ) {
+        var fileHash: String?
+        if case .file(let file, _) = request.body, version != .v1 { fileHash = try? FileDigest.sha256(of: file) }
+        self.init(
+            request, version: version, excluding: excluding, timestamp: timestamp, nonce: nonce,
+            fileHash: fileHash ?? Self.emptyBodyHash)
+    }
+
+    /// The canonical form of a request whose file body (if it has one, in version 2) hashes to
+    /// `fileHash`, read beforehand.
+    init(
+        _ request: HTTPRequest, version: Version, excluding: String?, timestamp: String, nonce: String,
+        fileHash: String?
     ) {
         self.version = version
         method = request.method.rawValue
         // Host and path are read from the text of the URL as it goes on the wire.
-        let url = (try? request.unqueriedWireURL()) ?? request.url
-        var text = url.absoluteString
-        let (urlHost, path) = text.withUTF8 {
-            (Self.plainHost(in: $0) ?? Self.decodedHost(of: url), HTTPRequest.wirePath(inText: $0))
-        }
-        self.path = path
-        // A Host the endpoint sets is the one the request goes with.
-        host = request.headers["Host"].map { Self.host(inHeader: $0, scheme: url.scheme) } ?? urlHost
+        (host, path) = Self.hostAndPath(of: request)
         var form: [Parameters.Item] = []
         var body = Data()
-        var fileHash: String?
+        var fileBodyHash: String?
         switch request.body {
         case .form(let fields): form = fields.items
         case .multipart(let multipart): form = multipart.fields.items
         case .json(let data), .data(let data, _): body = data
-        case .file(let file, _) where version != .v1: fileHash = Self.sha256(ofFileAt: file)
+        case .file where version != .v1: fileBodyHash = fileHash
         case .none, .file: break
         }
         (sortedQuery, sortedForm, sortedParameters) = SortedParameters.lists(
             query: request.query.items, form: form, excluding: excluding)
         self.timestamp = timestamp
         self.nonce = nonce
-        bodyHash = fileHash ?? (body.isEmpty ? Self.emptyBodyHash : Hashing.sha256(body).hexString)
+        bodyHash = fileBodyHash ?? (body.isEmpty ? Self.emptyBodyHash : Hashing.sha256(body).hexString)
     }
 
-    /// The lower-case hex SHA-256 of a file's bytes, read a piece at a time; of no bytes when it
-    /// cannot be read (the request then fails when its body is read to be sent).
-    private static func sha256(ofFileAt url: URL) -> String {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return emptyBodyHash }
-        defer { try? handle.close() }
-        var hash = SHA256()
-        while let piece = try? handle.read(upToCount: 1 << 16), !piece.isEmpty { hash.update(piece) }
-        return hash.finalize().hexString
+    /// The `HOST` and `PATH` lines of a request, read from the text of its URL as it goes on
+    /// the wire.
+    static func hostAndPath(of request: HTTPRequest) -> (host: String, path: String) {
+        let url = (try? request.unqueriedWireURL()) ?? request.url
+        var text = url.absoluteString
+        return text.withUTF8 {
+            (Self.plainHost(in: $0) ?? Self.decodedHost(of: url), HTTPRequest.wirePath(inText: $0))
+        }
     }
 
     /// A `Host` header's value as the `HOST` line writes it: trimmed, lower-cased, without the
     /// scheme's default port.
-    private static func host(inHeader value: String, scheme: String?) -> String {
+    static func host(inHeader value: String, scheme: String?) -> String {
         let host = value.trimmingCharacters(in: .whitespaces).lowercased()
         let defaultPort = scheme?.lowercased() == "https" ? ":443" : ":80"
         return host.hasSuffix(defaultPort) ? String(host.dropLast(defaultPort.count)) : host
@@ -205,8 +214,8 @@ public struct CanonicalRequest: Sendable, Hashable {
         return count
     }
 
-    /// The SHA-256 of no bytes, which most requests sign (no body, a form, a file).
-    private static let emptyBodyHash = Hashing.sha256(Data()).hexString
+    /// The SHA-256 of no bytes, which most requests sign (no body, a form).
+    static let emptyBodyHash = Hashing.sha256(Data()).hexString
 
     /// The `Host` header value libcurl sends, lower-cased (the port only when it is not the
     /// scheme's default, an IPv6 address in brackets), read straight from an `http(s)` URL's

@@ -47,16 +47,29 @@ import Testing
         #expect(store.count == 1, "only the new answer")
     }
 
-    @Test("a change that failed, or a POST the cache reads with, leaves the stored answer", arguments: [400, 503])
+    @Test("a change that failed leaves the stored answer", arguments: [400, 503])
     func failedChangeKeepsIt(status: Int) async throws {
         let (backend, _) = try backend(status: status)
         defer { backend.server.stop() }
         _ = try await backend.client.send(Self.profile)
 
         _ = await networkError { _ = try await backend.client.send(Endpoint<String>.put("profile")) }
-        _ = try? await backend.client.send(Endpoint<String>.post("profile").idempotent())
         let after = try await backend.client.reply(to: Self.profile)
 
+        #expect(after.cached != nil && after.value == "version 1")
+    }
+
+    @Test("a successful POST the cache reads with, or OPTIONS, leaves the stored answer")
+    func readingMethodsKeepIt() async throws {
+        let (backend, version) = try backend()
+        defer { backend.server.stop() }
+        _ = try await backend.client.send(Self.profile)
+
+        _ = try await backend.client.send(Endpoint<String>.post("profile").idempotent())
+        _ = try await backend.client.send(Endpoint<String>(method: .options, path: "profile", decoding: .envelope))
+        let after = try await backend.client.reply(to: Self.profile)
+
+        #expect(version.current == 3, "both reached the server and succeeded")
         #expect(after.cached != nil && after.value == "version 1")
     }
 

@@ -24,16 +24,23 @@ import Testing
         #expect(error?.localizedDescription == "The server's answer could not be read.", "no type names for the user")
     }
 
-    @Test("an envelope's message for the user is the error's text for the user, whatever the status")
+    @Test("an envelope's message on a 4xx is the error's text for the user; a 5xx body's message is not shown")
     func envelopeMessageOnAnErrorStatus() async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
         backend.server.route("/v1/orders/7") { _ in .json(#"{"code":404,"msg":"Order not found"}"#, status: 404) }
+        backend.server.route("/v1/orders/8") { _ in
+            .json(#"{"code":500,"msg":"NullPointerException at OrderService.java:42"}"#, status: 500)
+        }
 
-        let error = await networkError { _ = try await backend.client.send(Endpoint<Order>.get("orders/7")) }
+        let missing = await networkError { _ = try await backend.client.send(Endpoint<Order>.get("orders/7")) }
+        let broken = await networkError { _ = try await backend.client.send(Endpoint<Order>.get("orders/8")) }
 
-        #expect(error?.code == .httpStatus && error?.status == 404)
-        #expect(error?.localizedDescription == "Order not found")
+        #expect(missing?.code == .httpStatus && missing?.status == 404)
+        #expect(missing?.localizedDescription == "Order not found")
+        #expect(broken?.code == .httpStatus && broken?.status == 500)
+        #expect(broken?.businessMessage?.contains("NullPointerException") == true, "kept for the app's logs")
+        #expect(broken?.localizedDescription.contains("NullPointerException") == false, "not shown to the user")
     }
 
     @Test("a description joins its parts without a full stop before each semicolon")

@@ -122,6 +122,28 @@ import Testing
         }
     }
 
+    @Test("common parameters placed in the query skip a name the request's form, multipart form or JSON already has")
+    func queryPlacementKeepsBodyValues() async throws {
+        let backend = try Backend {
+            $0.interceptors = [.commonParameters(["version": "3.2.0", "os": "2"], placement: .query)]
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/a") { _ in .empty204 }
+        let bodies: [RequestBody] = [
+            .json(["os": "ios"]), .form(["os": "ios"]),
+            .multipart(MultipartForm(fields: ["os": "ios"])),
+        ]
+        for body in bodies {
+            _ = try await backend.client.send(Endpoint<EmptyResponse>.post("a", body: body, decoding: .empty))
+        }
+
+        #expect(backend.server.requests.count == 3)
+        for request in backend.server.requests {
+            #expect(request.query["version"] == "3.2.0")
+            #expect(request.query["os"] == nil, "one os, the request's own: \(request.target)")
+        }
+    }
+
     @Test("added parameters leave the caller's JSON as encoded: key order and numbers past Double")
     func jsonKeptExactly() async throws {
         struct Order: Codable, Sendable, Equatable {

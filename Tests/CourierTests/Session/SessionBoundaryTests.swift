@@ -248,6 +248,34 @@ import Testing
         #expect(try await session.credential() == nil)
     }
 
+    @Test("a login waiting behind another for the store gives way to a logout called after it")
+    func logoutAfterQueuedLogin() async throws {
+        let store = SlowStore(Self.ann)
+        let session = Session(store: store)
+        #expect(try await session.credential() == Self.ann)
+        store.holding.set()
+        let carol = Credential(accessToken: "carol", userID: "carol")
+
+        let first = Task { try await session.logIn(carol) }
+        await store.gate.arrivals(1)
+        let second = Task { try await session.logIn(Self.bob) }
+        // Time for the second login to be called and queue behind the first. Were it called
+        // after the logout instead, it would sign Bob in and the test would fail, not pass.
+        try await Task.sleep(for: .milliseconds(200) * TestTiming.scale)
+        let logout = Task { try await session.logOut() }
+        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
+        while try await session.credential() != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        store.gate.open()
+        let errors = [await networkError { try await first.value }, await networkError { try await second.value }]
+        try await logout.value
+
+        #expect(errors.map { $0?.code } == [.cancelled, .cancelled])
+        #expect(store.value == nil)
+        #expect(try await session.credential() == nil, "nobody signed in after the logout")
+    }
+
     @Test("an answer that arrives after a login as someone else is not given: the request ends cancelled")
     func switchWhileOnTheWire() async throws {
         let server = try LoopbackServer()
@@ -269,6 +297,44 @@ import Testing
 
         #expect(error?.code == .cancelled)
         #expect(try await client.send(profile) == "bob's profile")
+    }
+
+    /// A transport that holds each complete answer at `gate`, whatever happens to the caller
+    /// meanwhile: the moment between an answer arriving and the client using it.
+    struct HeldAnswers: Transport {
+        let inner: any Transport
+        let gate: Gate
+
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            let response = try await inner.send(request)
+            await gate.pass()
+            return response
+        }
+    }
+
+    @Test("a download whose answer arrived just before a logout is not moved into place, and leaves no file")
+    func logoutBeforeDownloadIsStored() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.route("/v1/report") { _ in .init(status: 200, body: Data("ann's report".utf8)) }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let gate = Gate()
+        let session = Session(store: InMemoryTokenStore(credential: Self.ann))
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: server.baseURL.appendingPathComponent("v1/"), session: session,
+                transport: HeldAnswers(
+                    inner: TestTransport.make() ?? NetworkClient.Configuration.defaultTransport(), gate: gate)))
+
+        let download = client.download(DownloadEndpoint.download("report"), to: directory.file("report.txt"))
+        await gate.arrivals(1)
+        try await session.logOut()
+        gate.open()
+        let error = await networkError { _ = try await download.value }
+
+        #expect(error?.code == .cancelled)
+        #expect(directory.names.isEmpty, "neither the report nor its partial file: \(directory.names)")
     }
 
     @Test("a session the backend ended is announced once for all its requests, and a later session gets its own end")

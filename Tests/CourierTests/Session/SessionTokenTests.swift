@@ -155,7 +155,7 @@ import Testing
         private var reads = 0
         func credential() async -> Credential? {
             reads += 1
-            return Credential(accessToken: reads == 1 ? "t1" : "t2")
+            return Credential(accessToken: reads == 1 ? "t1" : "t2", userID: "ann")
         }
         func setCredential(_ credential: Credential?) async {}
     }

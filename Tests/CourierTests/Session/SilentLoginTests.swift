@@ -115,10 +115,11 @@ import Testing
         let (client, session) = backend.client(failure: LoginRefused())
         let events = session.events()
         let errors = await withTaskGroup(of: NetworkError?.self) { group in
-            for _ in 0..<20 {
+            for n in 0..<20 {
                 group.addTask {
                     await networkError {
-                        _ = try await client.send(Endpoint<String>.get("data").sharingIdenticalRequests(false))
+                        _ = try await client.send(
+                            Endpoint<String>.get("data", query: ["n": "\(n)"]).sharingIdenticalRequests(false))
                     }
                 }
             }
@@ -126,9 +127,10 @@ import Testing
         }
         #expect(errors.map { $0?.code } == Array(repeating: .sessionExpired, count: 20))
         #expect(errors.allSatisfy { $0?.businessCode == 99 && $0?.status == 200 }, "the answer that asked for it")
-        #expect(backend.server.requests.allSatisfy { $0.path == "/v1/data" }, "nothing sent again")
-        // Those not sent yet when the session ended are not sent at all.
-        #expect(backend.server.requests.count <= 20)
+        #expect(backend.server.requests.allSatisfy { $0.path == "/v1/data" })
+        // Those not sent yet when the session ended are not sent at all, and none is sent twice.
+        let sent = backend.server.requests.compactMap { $0.query["n"] }
+        #expect(Set(sent).count == sent.count, "nothing sent again: \(sent.sorted())")
         #expect(backend.heard == ["200 99"], "one login")
         let seen = await Self.events(events, until: .sessionExpired)
         #expect(seen == [.reLoginNeeded, .sessionExpired])

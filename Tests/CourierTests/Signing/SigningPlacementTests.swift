@@ -32,7 +32,7 @@ import Testing
             ["a", "b", "timestamp", "nonce", "sign"]
         ),
         (
-            "POST with a file", .post, .file(URL(fileURLWithPath: "/dev/null"), contentType: "text/plain"), true,
+            "POST with a file", .post, .file(URL(fileURLWithPath: #filePath), contentType: "text/plain"), true,
             ["a", "b", "timestamp", "nonce", "sign"]
         ),
     ]

@@ -102,21 +102,27 @@ import Testing
         #expect(signedPost.sent == signedPost.expected, "signature, timestamp and nonce are text fields")
     }
 
-    @Test("a Host the endpoint sets is the one signed, and the signature verifies on the server")
+    @Test("a Host header naming the URL's host verifies; one naming another host is refused before sending")
     func hostHeader() async throws {
         let backend = try Backend { $0.interceptors = [.signing(.hmacSHA256(secret: Self.secret))] }
         defer { backend.server.stop() }
         backend.server.route("/v1/orders") { _ in .empty204 }
+        let authority = try #require(backend.server.baseURL.host).appending(":\(backend.server.baseURL.port ?? 0)")
 
         _ = try await backend.client.send(
-            Endpoint<EmptyResponse>.get("orders", headers: ["Host": "API.example.com:80"], decoding: .empty))
-
+            Endpoint<EmptyResponse>.get("orders", headers: ["Host": authority.uppercased()], decoding: .empty))
         let request = try #require(backend.server.requests.first)
-        #expect(request.headers["Host"] == "API.example.com:80")
         let result = try await Self.verify(
             .v2, request, signatureFrom: { $0.query["sign"] }, timestamp: request.query["timestamp"] ?? "",
             nonce: request.query["nonce"] ?? "")
         #expect(result.sent == result.expected)
+
+        let error = await #expect(throws: NetworkError.self) {
+            try await backend.client.send(
+                Endpoint<EmptyResponse>.get("orders", headers: ["Host": "api.example.com"], decoding: .empty))
+        }
+        #expect(error?.code == .invalidRequest)
+        #expect(backend.server.requests.count == 1, "the request signed for one host is not sent to another")
     }
 
     @Test("the default canonical form is v2, and a server checking v1 rejects it")
