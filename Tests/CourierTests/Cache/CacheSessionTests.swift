@@ -81,4 +81,40 @@ import Testing
         #expect(store.inner.count == 0, "Ann's answer is removed once written")
         #expect(try await backend.client.reply(to: Self.profile).value == "bob's profile")
     }
+
+    @Test(
+        "a request a logout cancels throws only once the cache is empty: a caller trying again finds nothing of Ann's")
+    func cancelledAfterThePurge() async throws {
+        let purging = Gate()
+        let store = HookedStore(purge: { await purging.pass() })
+        let session = Session(store: InMemoryTokenStore(credential: Self.ann))
+        let backend = try Self.backend(session: session, store: store)
+        defer { backend.server.stop() }
+        let onTheWire = Gate()
+        backend.server.route("/v1/slow") { _ in
+            await onTheWire.pass()
+            return .envelope(data: "late")
+        }
+        #expect(try await backend.client.send(Self.profile) == "ann's profile")
+
+        let ended = Flag()
+        let request = Task {
+            defer { ended.set() }
+            return try await backend.client.send(Endpoint<String>.get("slow"))
+        }
+        await onTheWire.arrivals(1)
+        let logout = Task { try await session.logOut() }
+        await purging.arrivals(1)
+        // The logout has cancelled the request and now waits in the purge: the request waits too.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!ended.isSet, "the request did not end before the cache was emptied")
+        #expect(store.inner.count == 1)
+
+        purging.open()
+        let error = await networkError { _ = try await request.value }
+        try await logout.value
+        onTheWire.open()
+        #expect(error?.code == .cancelled)
+        #expect(store.inner.count == 0)
+    }
 }

@@ -150,12 +150,16 @@ import Testing
         #expect(backend.server.requests.last?.form["token"] == "t3")
     }
 
-    /// A store written by someone else (an app extension) between two reads: first `t1`, then `t2`.
+    /// A store written by someone else (an app extension) between two reads: first Ann's `t1`,
+    /// then `t2` of `laterUser`.
     actor RotatedStore: TokenStore {
+        let laterUser: String
         private var reads = 0
+        init(laterUser: String = "ann") { self.laterUser = laterUser }
         func credential() async -> Credential? {
             reads += 1
-            return Credential(accessToken: reads == 1 ? "t1" : "t2", userID: "ann")
+            return reads == 1
+                ? Credential(accessToken: "t1", userID: "ann") : Credential(accessToken: "t2", userID: laterUser)
         }
         func setCredential(_ credential: Credential?) async {}
     }
@@ -177,6 +181,25 @@ import Testing
         #expect(refreshes.current == 0)
         let sent = backend.server.requests.suffix(2).map { $0.headers["token"] }
         #expect(sent == ["t1", "t2"])
+    }
+
+    @Test("a newer token another process stored for another user is never sent for this one")
+    func newerStoredTokenOfAnotherUser() async throws {
+        let backend = try TokenBackend()
+        defer { backend.server.stop() }
+        backend.start()
+        _ = try await backend.client().send(Endpoint<String>.get("data"))
+        _ = try await backend.client().send(Endpoint<String>.get("data"))
+        let before = backend.server.requests.count
+        let client = backend.client(store: RotatedStore(laterUser: "bob"))
+        let error = await networkError { _ = try await client.send(Endpoint<String>.get("data")) }
+
+        let sent = backend.server.requests.dropFirst(before).filter { $0.path == "/v1/data" }.map {
+            $0.headers["token"]
+        }
+        #expect(sent == ["t1"], "Bob's token is not sent for Ann")
+        // Ann's refresh does not replace what the store holds now, Bob's credential.
+        #expect(error?.code == .tokenRefreshFailed)
     }
 
     @Test("a failing token endpoint fails every caller once, and is hit a bounded number of times")
