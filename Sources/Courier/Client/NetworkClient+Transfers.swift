@@ -50,7 +50,7 @@ extension NetworkClient {
                 return value
             } catch {
                 reporter.finish(total: nil)
-                throw error
+                throw await afterItsEpoch(NetworkError.wrapping(error), of: entry)
             }
         }
     }
@@ -134,13 +134,15 @@ extension NetworkClient {
         let method = request.method
         do {
             let scope = try await scope(of: entry, in: nil, request)
-            return try await perform(request, of: job.endpoint.endpoint, in: scope) {
-                [self] response throws(NetworkError) in
+            return try await perform(
+                request, of: job.endpoint.endpoint, in: scope,
+                discard: { file in try? FileManager.default.removeItem(at: file.url) }
+            ) { [self] response throws(NetworkError) in
                 try validation.validate(response, method: method, checksContentType: false)
                 return try job.store(response)
             }
         } catch {
-            throw job.failed(error)
+            throw job.failed(await afterItsEpoch(error, of: entry))
         }
     }
 }

@@ -88,11 +88,15 @@ public actor NetworkClient {
         let request = try makeRequest(endpoint)
         let entry = register(in: epoch, isSessionWork: isSessionWork)
         defer { finish(entry) }
-        let scope = try await scope(of: entry, in: epoch, request)
-        guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly else {
-            return try await networkReply(to: endpoint, request: request, in: scope)
+        do {
+            let scope = try await scope(of: entry, in: epoch, request)
+            guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly else {
+                return try await networkReply(to: endpoint, request: request, in: scope)
+            }
+            return try await reply(to: endpoint, request: request, cache: cache, in: scope)
+        } catch {
+            throw await afterItsEpoch(error, of: entry)
         }
-        return try await reply(to: endpoint, request: request, cache: cache, in: scope)
     }
 
     /// Sends a built request through the layers and the transport, checks the answer and
@@ -210,6 +214,14 @@ public actor NetworkClient {
         return scope
     }
 
+    /// `error`, once what a logout, a login as someone else or the backend's end of the session
+    /// left was stopped and emptied, when it ended the request's epoch: such a request throws
+    /// only after the caches are empty (unless its caller's task is cancelled meanwhile).
+    nonisolated func afterItsEpoch(_ error: NetworkError, of entry: InFlightRegistry.Entry) async -> NetworkError {
+        if error.code == .cancelled || error.code == .sessionExpired { await session.settled(entry.epoch) }
+        return error
+    }
+
     /// Builds an endpoint's request against the base URL, refusing one whose task is already
     /// cancelled.
     nonisolated func makeRequest<Response>(_ endpoint: Endpoint<Response>) throws(NetworkError) -> HTTPRequest {
@@ -227,10 +239,12 @@ public actor NetworkClient {
     /// that shares its transfer (``Endpoint/sharesIdenticalRequests``) answers this one too:
     /// then the task is the transfer's, and a caller that is cancelled stops waiting for it (see
     /// ``SharedTransfers``). An answer that arrives after the request's scope ended (a logout)
-    /// is not given.
+    /// is not given: the scope is checked before `finish` and after it, and a value made while
+    /// it ended is handed to `discard` (a downloaded file is removed) instead of the caller.
     /// - Throws: ``NetworkError``, described with the request.
     nonisolated func perform<Response, Value: Sendable>(
         _ request: HTTPRequest, of endpoint: Endpoint<Response>, in scope: RequestScope,
+        discard: (@Sendable (Value) -> Void)? = nil,
         finish: @escaping @Sendable (HTTPResponse) throws -> Value
     ) async throws(NetworkError) -> Value {
         let skipped = endpoint.skippedLayers
@@ -261,10 +275,17 @@ public actor NetworkClient {
             return marked
         }
         // Nothing of an answer that arrives after the request's scope ended is kept: a download
-        // is not moved into place, and no value is made.
+        // is not moved into place, and no value is made; one made while it ended is discarded.
         let finishing: @Sendable (HTTPResponse) throws -> Value = { response in
             try scope.check("its answer arrived")
-            return try finish(response)
+            let value = try finish(response)
+            do {
+                try scope.check("its answer was read")
+            } catch {
+                discard?(value)
+                throw error
+            }
+            return value
         }
         let result: Result<Value, any Error>
         if let sharing {

@@ -71,19 +71,17 @@ extension HTTPRequest {
     }
 
     /// Adds to the query, whatever the method and body, the parameters the request does not
-    /// already have anywhere: in its query, form fields, a multipart form's text fields or the
-    /// top-level members of a JSON object body.
+    /// already have as a parameter: in its query, its form fields or a multipart form's text
+    /// fields (which many backends read together with the query). A JSON body's members are
+    /// the body's own business, not parameters: a `version` there does not stop one here.
     mutating func addQueryParametersKeepingExisting(_ parameters: Parameters) {
-        let jsonBody: JSONObjectText? = if case .json(let data) = body { try? JSONObjectText(data) } else { nil }
         let fields: Parameters? =
             switch body {
             case .form(let form): form
             case .multipart(let form): form.fields
             default: nil
             }
-        let missing = parameters.items.filter { item in
-            query[item.name] == nil && fields?[item.name] == nil && jsonBody?.contains(item.name) != true
-        }
+        let missing = parameters.items.filter { query[$0.name] == nil && fields?[$0.name] == nil }
         query.merge(Parameters(missing), .keepExisting)
     }
 

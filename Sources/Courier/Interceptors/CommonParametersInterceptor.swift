@@ -20,8 +20,9 @@ public struct CommonParametersInterceptor: Interceptor {
     public enum Placement: Sendable, Hashable {
         /// Where the request's own parameters are: the query, a form, or a JSON object.
         case withTheRequest
-        /// In the query of every request, whatever its method and body; a parameter the
-        /// request already has in its query, form or JSON object is not added again.
+        /// In the query of every request, whatever its method and body; one the request
+        /// already has in its query, form or multipart form's text fields is not added again
+        /// (a member of a JSON body does not count: it is the body's own).
         case query
         /// As header fields, one for each parameter, named as it is: the names must be valid
         /// header field names (no space, colon or other separator) and the values hold no line

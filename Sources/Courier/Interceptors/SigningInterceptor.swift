@@ -167,6 +167,7 @@ public struct SigningInterceptor: Interceptor {
     public func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
         -> HTTPResponse
     {
+        try checkSignable(request)
         let origin = request.url.origin
         let used = offsets.current(for: origin)
         // A file body is read once, off Swift's threads, for every signature of this call.
@@ -192,13 +193,14 @@ public struct SigningInterceptor: Interceptor {
     /// - Parameter request: The request with every other parameter in place.
     /// - Returns: The signed request.
     /// - Throws: ``NetworkError/Code/invalidRequest`` when the algorithm fails, two of the
-    ///   signature, timestamp and nonce have the same name, or the request carries a `Host`
-    ///   header that names another host than its URL (the signature covers the host the request
-    ///   goes to, which a backend reads from `Host`), or its file body (signed in version 2)
-    ///   cannot be read.
+    ///   signature, timestamp and nonce have the same name, the request carries a `Host` header
+    ///   that names another host than its URL (in version 2, whose signature covers the host
+    ///   the request goes to, which a backend reads from `Host`), or its file body (signed in
+    ///   version 2) cannot be read.
     ///
     /// A file body is read on the calling thread to hash it.
     public func sign(_ request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
+        try checkSignable(request)
         var fileHash: String?
         if case .file(let file, _) = request.body, algorithm.canonicalForm != .v1 {
             fileHash = try FileDigest.sha256(of: file)
@@ -218,16 +220,6 @@ public struct SigningInterceptor: Interceptor {
         }
         let timestamp = String(whole)
         let nonce = makeNonce()
-        guard hasDistinctNames else {
-            throw NetworkError(.invalidRequest, "The signature, timestamp and nonce need three different names.")
-        }
-        if let header = request.headers["Host"],
-            CanonicalRequest.host(inHeader: header, scheme: request.url.scheme)
-                != CanonicalRequest.hostAndPath(of: request).host
-        {
-            throw NetworkError(
-                .invalidRequest, "A signed request's Host header must name its URL's host; set the URL's host instead.")
-        }
         switch placement {
         case .parameters(let signatureName, let timestampName, let nonceName):
             // All three go in at once, the signature empty (it is not signed) until it is known.
@@ -249,6 +241,22 @@ public struct SigningInterceptor: Interceptor {
             request.headers[signatureName] = try signature(of: canonical)
         }
         return request
+    }
+
+    /// Refuses, before anything is read or signed, a request whose signature could not be
+    /// right: the placement's names alike, or (in version 2, which covers the host) a `Host`
+    /// header naming another host than the URL's.
+    private func checkSignable(_ request: HTTPRequest) throws(NetworkError) {
+        guard hasDistinctNames else {
+            throw NetworkError(.invalidRequest, "The signature, timestamp and nonce need three different names.")
+        }
+        if algorithm.canonicalForm != .v1, let header = request.headers["Host"],
+            CanonicalRequest.host(inHeader: header, scheme: request.url.scheme)
+                != CanonicalRequest.hostAndPath(of: request).host
+        {
+            throw NetworkError(
+                .invalidRequest, "A signed request's Host header must name its URL's host; set the URL's host instead.")
+        }
     }
 
     private func signature(of canonical: CanonicalRequest) throws(NetworkError) -> String {

@@ -301,12 +301,12 @@ extension Session {
     /// A credential of the same user in the store, other than `base`'s, that someone else
     /// wrote (an app extension sharing the keychain): taken instead of a renewal. Read as one of
     /// the store's serial writes, so a login under way is not read into this epoch; and only
-    /// one that names its user, the same as `base`'s.
+    /// one with the same ``Credential/userID`` as `base`'s (two without one count as the same
+    /// user, as they do for the cache: a store that keeps no user ID cannot tell them apart).
     private func newerStored(than base: Sent, in epoch: SessionEpoch) async -> Result<Sent, any Error>? {
-        guard let user = base.credential.userID else { return nil }
-        return await writes.run { () async -> Result<Sent, any Error>? in
+        await writes.run { () async -> Result<Sent, any Error>? in
             guard let stored = try? await store.credential(), !stored.sameTokens(as: base.credential),
-                stored.userID == user
+                stored.userID == base.credential.userID
             else { return nil }
             return lock.withLock {
                 guard state.epoch == epoch.number, state.version == base.version, !isExpiring(stored) else {

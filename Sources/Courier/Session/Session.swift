@@ -231,8 +231,9 @@ public final class Session: @unchecked Sendable {
                 return .failure(NetworkError(.credentialStore, "Storing the credential failed.", underlying: error))
             }
             return lock.withLock {
-                // A logout called meanwhile came after this login: it wins, and clears the store.
-                guard state.epoch == began else {
+                // A logout called meanwhile (while the store was read, or written) came after
+                // this login: it wins, and clears the store.
+                guard state.epoch == began, state.logouts == logoutsBefore else {
                     return .failure(NetworkError(.cancelled, "The app logged out while logging in."))
                 }
                 let replaced = state.credential != nil || !state.loaded

@@ -16,8 +16,10 @@ import Foundation
 /// ```
 ///
 /// - `HOST` (v2 only): ``host``, the lower-cased host name, with `:port` only when the port is not
-///   the scheme's default (80 for `http`, 443 for `https`): the `Host` header the request goes
-///   with. (``SigningInterceptor`` refuses a request whose own `Host` header names another.)
+///   the scheme's default (80 for `http`, 443 for `https`), read from the request's URL: the
+///   `Host` header it goes with. (``SigningInterceptor`` refuses a request whose own `Host`
+///   header names another.) A backend that builds the ``HTTPRequest`` it received to verify it
+///   gives it a URL whose host is the `Host` header it received, not the address it listens on.
 /// - `PATH`: ``path``, the URL path exactly as sent (percent-encoded, without `.` and `..`
 ///   segments), `/` when empty.
 /// - `QUERY` and `FORM` (v2): ``sortedQuery`` and ``sortedForm``, the query parameters and the

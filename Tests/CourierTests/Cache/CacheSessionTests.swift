@@ -117,4 +117,38 @@ import Testing
         #expect(error?.code == .cancelled)
         #expect(store.inner.count == 0)
     }
+
+    @Test("a request a logout ends while it reads the cache also throws only once the cache is empty")
+    func cacheReadEndedByLogout() async throws {
+        let (reading, purging) = (Gate(), Gate())
+        let held = Flag()
+        let store = HookedStore(
+            read: { found in
+                if held.isSet { await reading.pass() }
+                return found
+            }, purge: { await purging.pass() })
+        let session = Session(store: InMemoryTokenStore(credential: Self.ann))
+        let backend = try Self.backend(session: session, store: store)
+        defer { backend.server.stop() }
+        #expect(try await backend.client.send(Self.profile) == "ann's profile")
+
+        held.set()
+        let ended = Flag()
+        let request = Task {
+            defer { ended.set() }
+            return try await backend.client.send(Self.profile)
+        }
+        await reading.arrivals(1)
+        let logout = Task { try await session.logOut() }
+        await purging.arrivals(1)
+        reading.open()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!ended.isSet, "the request did not end before the cache was emptied")
+
+        purging.open()
+        let error = await networkError { _ = try await request.value }
+        try await logout.value
+        #expect(error?.code == .cancelled)
+        #expect(store.inner.count == 0)
+    }
 }

@@ -122,7 +122,9 @@ import Testing
         }
     }
 
-    @Test("common parameters placed in the query skip a name the request's form, multipart form or JSON already has")
+    @Test(
+        "common parameters placed in the query skip a name the request's form or multipart form already has, not a JSON member's"
+    )
     func queryPlacementKeepsBodyValues() async throws {
         let backend = try Backend {
             $0.interceptors = [.commonParameters(["version": "3.2.0", "os": "2"], placement: .query)]
@@ -130,18 +132,18 @@ import Testing
         defer { backend.server.stop() }
         backend.server.route("/v1/a") { _ in .empty204 }
         let bodies: [RequestBody] = [
-            .json(["os": "ios"]), .form(["os": "ios"]),
-            .multipart(MultipartForm(fields: ["os": "ios"])),
+            .form(["os": "ios"]), .multipart(MultipartForm(fields: ["os": "ios"])), .json(["os": "ios"]),
         ]
         for body in bodies {
             _ = try await backend.client.send(Endpoint<EmptyResponse>.post("a", body: body, decoding: .empty))
         }
 
-        #expect(backend.server.requests.count == 3)
-        for request in backend.server.requests {
-            #expect(request.query["version"] == "3.2.0")
-            #expect(request.query["os"] == nil, "one os, the request's own: \(request.target)")
-        }
+        let requests = backend.server.requests
+        #expect(requests.count == 3)
+        #expect(requests.allSatisfy { $0.query["version"] == "3.2.0" })
+        #expect(requests.prefix(2).allSatisfy { $0.query["os"] == nil }, "one os parameter, the request's own")
+        #expect(requests.last?.query["os"] == "2", "a JSON member is the body's, not a parameter")
+        #expect(try JSONSerialization.jsonObject(with: requests[2].body) as? [String: String] == ["os": "ios"])
     }
 
     @Test("added parameters leave the caller's JSON as encoded: key order and numbers past Double")

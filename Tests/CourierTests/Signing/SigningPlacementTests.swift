@@ -80,4 +80,18 @@ import Testing
         let error = #expect(throws: NetworkError.self) { try signer.sign(request) }
         #expect(error?.code == .invalidRequest)
     }
+
+    @Test("a Host header naming another host is refused in version 2, which signs the host, and kept in version 1")
+    func hostHeaderByVersion() throws {
+        var request = HTTPRequest(method: .get, url: Self.url, query: ["a": "1"])
+        request.headers["Host"] = "cdn.example.com"
+        let v2 = SigningInterceptor(.hmacSHA256(secret: Self.secret))
+        let v1 = SigningInterceptor(.hmacSHA256(secret: Self.secret, canonicalForm: .v1))
+        let legacy = SigningInterceptor(.legacyMD5(key: "k"))
+
+        let error = #expect(throws: NetworkError.self) { try v2.sign(request) }
+        #expect(error?.code == .invalidRequest)
+        #expect(try v1.sign(request).query["sign"] != nil)
+        #expect(try legacy.sign(request).query["sign"] != nil)
+    }
 }
