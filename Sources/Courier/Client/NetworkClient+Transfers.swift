@@ -134,13 +134,14 @@ extension NetworkClient {
         let method = request.method
         do {
             let scope = try await scope(of: entry, in: nil, request)
+            let validation = validation
             return try await perform(
                 request, of: job.endpoint.endpoint, in: scope,
-                discard: { file in try? FileManager.default.removeItem(at: file.url) }
-            ) { [self] response throws(NetworkError) in
-                try validation.validate(response, method: method, checksContentType: false)
-                return try job.store(response)
-            }
+                discard: { file in try? FileManager.default.removeItem(at: file.url) },
+                finish: { response throws(NetworkError) in
+                    try validation.validate(response, method: method, checksContentType: false)
+                    return try job.store(response)
+                })
         } catch {
             throw job.failed(await afterItsEpoch(error, of: entry))
         }
