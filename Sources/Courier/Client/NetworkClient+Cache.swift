@@ -176,7 +176,7 @@ private struct CachedCall<Response: Sendable>: Sendable {
         do {
             try scope.check(step)
         } catch {
-            throw error.describing(request)
+            throw error.describing(request, redactor: client.configuration.redactor)
         }
     }
 

@@ -50,6 +50,10 @@ extension NetworkClient {
         /// endpoint may set its own (``Endpoint/maximumResponseBodySize``). Downloads to a file
         /// are not limited unless their endpoint sets a limit.
         public var maximumResponseBodySize: Int64?
+        /// What hides secrets in the errors the client throws, the ``LoggingInterceptor``'s
+        /// lines and their `curl` commands. Default ``Redactor/standard``; add your backend's
+        /// secret names with ``Redactor/adding(_:)``.
+        public var redactor: Redactor
 
         /// Creates a configuration.
         /// - Parameters:
@@ -82,6 +86,7 @@ extension NetworkClient {
             self.reachability = reachability
             self.reachabilityPolicy = .failFast
             self.maximumResponseBodySize = 64 << 20
+            self.redactor = .standard
         }
 
         /// The transport a client uses when its configuration sets none: on Linux a

@@ -209,7 +209,7 @@ public actor NetworkClient {
                 throw session.endError(of: entry.epoch, while: "the request began")
             }
         } catch {
-            throw error.describing(request)
+            throw error.describing(request, redactor: configuration.redactor)
         }
         return scope
     }
@@ -228,7 +228,8 @@ public actor NetworkClient {
         var request = try endpoint.makeRequest(base: base, encoder: encoder, defaultTimeout: configuration.timeout)
         request.maximumResponseBodySize = endpoint.maximumResponseBodySize ?? configuration.maximumResponseBodySize
         guard !Task.isCancelled else {
-            throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(request)
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(
+                request, redactor: configuration.redactor)
         }
         return request
     }
@@ -253,7 +254,7 @@ public actor NetworkClient {
         do {
             try scope.check("it was about to be sent")
         } catch {
-            throw error.describing(request)
+            throw error.describing(request, redactor: configuration.redactor)
         }
         let cache = configuration.cache
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
@@ -316,7 +317,7 @@ public actor NetworkClient {
                 await session.settled(scope.epoch.number)
                 failure = session.endError(of: scope.epoch.number, while: "the request was under way")
             }
-            throw failure.describing(request)
+            throw failure.describing(request, redactor: configuration.redactor)
         }
     }
 }

@@ -81,6 +81,6 @@ enum RedirectPolicy {
     private static func staysWithOrigin(_ name: String) -> Bool {
         let lowered = name.lowercased()
         return lowered == "authorization" || lowered == "proxy-authorization" || lowered == "cookie"
-            || lowered == "host" || Redaction.isSecret(lowered)
+            || lowered == "host" || Redactor.standard.isSecret(lowered)
     }
 }

@@ -69,7 +69,7 @@ package enum URLJoiner {
         }
         query.append(contentsOf: Parameters.decoding(pathQuery ?? ""))
         guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
-            throw NetworkError(.invalidRequest, "\"\(Redaction.redactText(path))\" does not form a valid URL.")
+            throw NetworkError(.invalidRequest, "\"\(Redactor.standard.redact(url: path))\" does not form a valid URL.")
         }
         return (url, query)
     }

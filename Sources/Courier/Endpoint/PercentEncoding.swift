@@ -104,27 +104,51 @@ public enum PercentEncoding {
     public static func decode(_ text: some StringProtocol) -> String {
         let utf8 = Array(text.utf8)
         guard utf8.contains(UInt8(ascii: "%")) else { return String(text) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count)
-        var index = 0
-        while index < utf8.count {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: "%") {
-                if index + 2 < utf8.count, let high = hexValue(utf8[index + 1]),
-                    let low = hexValue(utf8[index + 2])
-                {
-                    bytes.append(high << 4 | low)
-                    index += 3
-                } else {
-                    bytes.append(byte)
-                    index += 1
-                }
+        return String(decoding: decode(bytes: utf8[...], plusAsSpace: false), as: UTF8.self)
+    }
+
+    /// Decodes `%XX` escapes in bytes, and `+` as a space when `plusAsSpace` (a form's
+    /// encoding); a malformed escape is kept as written.
+    static func decode(bytes: ArraySlice<UInt8>, plusAsSpace: Bool) -> [UInt8] {
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]),
+                let low = hexValue(bytes[index + 2])
+            {
+                decoded.append(high << 4 | low)
+                index += 3
             } else {
-                bytes.append(byte)
+                decoded.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
                 index += 1
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return decoded
+    }
+
+    /// Whether `bytes` hold a well-formed `%XX` escape.
+    static func hasEscape(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var index = bytes.startIndex
+        while let percent = bytes[index...].firstIndex(of: UInt8(ascii: "%")) {
+            if percent + 2 < bytes.endIndex, hexValue(bytes[percent + 1]) != nil, hexValue(bytes[percent + 2]) != nil {
+                return true
+            }
+            index = percent + 1
+        }
+        return false
+    }
+
+    /// Appends `bytes` to `output` with every byte but the unreserved ones escaped.
+    static func encode(bytes: ArraySlice<UInt8>, into output: inout [UInt8]) {
+        for byte in bytes {
+            if isUnreserved(byte) {
+                output.append(byte)
+            } else {
+                output += [UInt8(ascii: "%"), hexDigit(byte >> 4), hexDigit(byte & 0x0F)]
+            }
+        }
     }
 
     /// The upper-case hex digit of a value below 16.

@@ -92,6 +92,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     /// For a download that broke after bytes arrived, what ``NetworkClient/resumeDownload(_:)``
     /// needs to continue it.
     public var resumeData: DownloadResumeData?
+    /// What ``description`` hides: the client's ``NetworkClient/Configuration/redactor`` for
+    /// the errors it throws, ``Redactor/standard`` for others.
+    public var redactor: Redactor = .standard
 
     /// Creates an error.
     /// - Parameters:
@@ -110,15 +113,18 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         // The parts are joined with "; ": a message's own full stop would make it ".;".
         let sentence = message.hasSuffix(".") ? String(message.dropLast()) : message
-        var parts = ["NetworkError.\(code): \(Self.redacted(sentence))"]
+        var parts = ["NetworkError.\(code): \(redacted(sentence))"]
         if let request { parts.append("request: \(request)") }
         if let status { parts.append("status: \(status)") }
         if let businessCode { parts.append("business code: \(Self.shown(businessCode))") }
-        if let businessMessage { parts.append("business message: \(Self.redacted(businessMessage))") }
+        if let businessMessage { parts.append("business message: \(redacted(businessMessage))") }
         if let codingPath { parts.append("coding path: \(codingPath)") }
-        if let body, !body.isEmpty { parts.append("body: \(Self.snippet(of: body))") }
+        if let body, !body.isEmpty {
+            let excerpt = redactor.redact(body: body, contentType: headers?["Content-Type"], limit: Self.snippetLimit)
+            parts.append("body: \(excerpt)")
+        }
         if let underlying, !(underlying is NetworkError) {
-            parts.append("underlying: \(Self.redacted(String(describing: underlying)))")
+            parts.append("underlying: \(redacted(String(describing: underlying)))")
         }
         return parts.joined(separator: "; ")
     }
@@ -134,32 +140,16 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The most characters of a message (the server's, the error's, its cause's) that the
-    /// descriptions show: a server can send any length, and redacting costs more than the
-    /// length of the text.
+    /// descriptions show: a server can send any length.
     static let messageLimit = 2_048
 
-    /// `text` redacted, cut to ``messageLimit`` characters first. The cut drops the word it
-    /// falls in: cut short, a secret may no longer look like one (a URL's user name and
-    /// password end at its `@`).
-    static func redacted(_ text: String) -> String {
-        guard text.count > messageLimit else { return Redaction.redactText(text) }
-        let cut = text.prefix(messageLimit)
-        let kept = cut[..<(cut.lastIndex { $0.isWhitespace || "\"'&;,<>".contains($0) } ?? cut.startIndex)]
-        return Redaction.redactText(String(kept)) + "… (\(text.count) characters)"
+    /// `text` redacted, then cut to ``messageLimit`` characters.
+    func redacted(_ text: String) -> String {
+        redactor.redact(text: text, limit: Self.messageLimit)
     }
 
     /// The most bytes of a body that ``description`` shows.
     public static let snippetLimit = 512
-
-    /// A bounded, redacted excerpt of a body, for messages and logs.
-    /// - Parameter body: The body bytes.
-    /// - Returns: At most ``snippetLimit`` bytes as text, with secret values redacted.
-    public static func snippet(of body: Data) -> String {
-        let prefix = body.prefix(snippetLimit)
-        var text = String(decoding: prefix, as: UTF8.self)
-        text = Redaction.redactText(text)
-        return body.count > snippetLimit ? text + "… (\(body.count) bytes)" : text
-    }
 }
 
 extension NetworkError: LocalizedError {
@@ -175,17 +165,19 @@ extension NetworkError: LocalizedError {
         let aboutTheRequest = code == .business || (code == .httpStatus && (400..<500).contains(status ?? 0))
         let backendMessage = aboutTheRequest ? businessMessage : nil
         if let backendText = [userMessage, backendMessage].compactMap({ $0 }).first(where: { !$0.isEmpty }) {
-            return Self.redacted(backendText)
+            return redacted(backendText)
         }
-        return code == .decodingFailed ? "The server's answer could not be read." : Self.redacted(message)
+        return code == .decodingFailed ? "The server's answer could not be read." : redacted(message)
     }
 }
 
 extension NetworkError {
-    /// A copy that also names the request, when it does not already.
-    func describing(_ request: HTTPRequest) -> NetworkError {
+    /// A copy that also names the request, when it does not already, and hides what
+    /// `redactor` hides.
+    func describing(_ request: HTTPRequest, redactor: Redactor) -> NetworkError {
         var copy = self
-        if copy.request == nil { copy.request = request.redactedDescription }
+        copy.redactor = redactor
+        if copy.request == nil { copy.request = request.redactedDescription(redactor: redactor) }
         return copy
     }
 

@@ -2,9 +2,9 @@ import Foundation
 
 extension HTTPRequest {
     /// A `curl` command that sends this request, for debugging, with every secret redacted the
-    /// way logs redact them: token, signature, `Authorization`, `Cookie` and password values in
-    /// the URL's query and user information, headers, form and JSON bodies and multipart
-    /// fields, and any of `secretKeys`. A secret in a path segment (`/reset/<token>`) is not
+    /// way logs redact them (see ``Redactor``): token, signature, `Authorization`, `Cookie` and
+    /// password values in the URL's query and user information, headers, form and JSON bodies
+    /// and multipart fields. A secret that is a whole path segment (`/reset/<token>`) is not
     /// recognised.
     ///
     /// ```text
@@ -23,11 +23,10 @@ extension HTTPRequest {
     /// secret has to be put back by hand. A `HEAD` with a body is shown with `-X 'HEAD'`,
     /// which makes curl wait for a body that never comes.
     /// - Parameters:
-    ///   - secretKeys: More parameter, header and JSON key names to redact.
+    ///   - redactor: What to hide.
     ///   - bodyLimit: The largest body shown as text, in bytes; `nil` for no limit.
     /// - Returns: The command.
-    public func curlCommand(secretKeys: Set<String> = [], bodyLimit: Int? = nil) -> String {
-        let extra = Set(secretKeys.map { $0.lowercased() })
+    public func curlCommand(redactor: Redactor = .standard, bodyLimit: Int? = nil) -> String {
         var arguments = ["curl", "--globoff"]
         if method == .head, body == .none {
             arguments.append("--head")
@@ -37,36 +36,31 @@ extension HTTPRequest {
         var headers = wireHeaders
         // curl writes a multipart body's Content-Type itself, with the boundary it picks.
         if case .multipart = body { headers["Content-Type"] = nil }
-        for field in headers.fields {
-            let value = Redaction.isSecret(field.name, extra: extra) ? Redaction.placeholder : field.value
+        for field in redactor.redact(headers: headers).fields {
+            let value = field.value
             // `-H 'Name:'` would remove the header; `-H 'Name;'` sends it empty.
             arguments += ["-H", Self.shellQuoted(value.isEmpty ? "\(field.name);" : "\(field.name): \(value)")]
         }
-        arguments += bodyArguments(extra: extra, limit: bodyLimit)
-        arguments.append(Self.shellQuoted(redactedURL(extra: extra)))
+        arguments += bodyArguments(redactor: redactor, contentType: headers["Content-Type"], limit: bodyLimit)
+        arguments.append(Self.shellQuoted(redactedURL(redactor: redactor)))
         return arguments.joined(separator: " ")
     }
 
-    private func bodyArguments(extra: Set<String>, limit: Int?) -> [String] {
+    private func bodyArguments(redactor: Redactor, contentType: String?, limit: Int?) -> [String] {
         switch body {
         case .none:
             return []
         case .form(let parameters):
-            let pairs = parameters.items.map { item in
-                Redaction.isSecret(item.name, extra: extra)
-                    ? PercentEncoding.encode(item.name) + "=" + Redaction.placeholder : item.encoded
-            }
-            return textBody(Data(pairs.joined(separator: "&").utf8), extra: extra, limit: limit)
+            let form = Data(parameters.encoded.utf8)
+            return textBody(form, redactor: redactor, contentType: "application/x-www-form-urlencoded", limit: limit)
         case .json(let bytes), .data(let bytes, _):
-            return textBody(bytes, extra: extra, limit: limit)
+            return textBody(bytes, redactor: redactor, contentType: contentType, limit: limit)
         case .file(let url, _):
             return ["--data-binary", Self.shellQuoted("@" + url.path)]
         case .multipart(let form):
             var arguments: [String] = []
             for field in form.fields.items {
-                let value =
-                    Redaction.isSecret(field.name, extra: extra)
-                    ? Redaction.placeholder : Redaction.redactText(field.value, extra: extra)
+                let value = redactor.redact(field: field.name, value: field.value)
                 arguments += ["--form-string", Self.shellQuoted("\(field.name)=\(value)")]
             }
             for file in form.files {
@@ -90,12 +84,12 @@ extension HTTPRequest {
 
     /// `--data-raw` (which, unlike `--data-binary`, never reads a file for a leading `@`) with
     /// the redacted text, or the body's size when it is not text or is over the limit.
-    private func textBody(_ bytes: Data, extra: Set<String>, limit: Int?) -> [String] {
+    private func textBody(_ bytes: Data, redactor: Redactor, contentType: String?, limit: Int?) -> [String] {
         guard !bytes.isEmpty else { return [] }
-        guard limit.map({ bytes.count <= $0 }) ?? true, let text = String(data: bytes, encoding: .utf8) else {
+        guard limit.map({ bytes.count <= $0 }) ?? true, String(data: bytes, encoding: .utf8) != nil else {
             return ["--data-raw", Self.shellQuoted("<\(bytes.count) bytes not shown>")]
         }
-        return ["--data-raw", Self.shellQuoted(Redaction.redactText(text, extra: extra))]
+        return ["--data-raw", Self.shellQuoted(redactor.redact(body: bytes, contentType: contentType))]
     }
 
     /// The characters of a media type that curl's `-F` syntax takes as they are.

@@ -211,24 +211,18 @@ public struct HTTPRequest: Sendable {
 
     /// `METHOD URL` with secret query values and the URL's user name and password redacted,
     /// for errors and logs.
-    public var redactedDescription: String { redactedDescription(extra: []) }
+    public var redactedDescription: String { redactedDescription(redactor: .standard) }
 
-    /// `METHOD URL` with secret query values and the URL's user name and password redacted.
-    /// - Parameter extra: More parameter names (lower-case) to treat as secret.
+    /// `METHOD URL` with the URL's user name, password and secret parameters hidden.
+    /// - Parameter redactor: What to hide.
     /// - Returns: The description.
-    public func redactedDescription(extra: Set<String>) -> String {
-        "\(method.rawValue) \(redactedURL(extra: extra))"
+    public func redactedDescription(redactor: Redactor) -> String {
+        "\(method.rawValue) \(redactedURL(redactor: redactor))"
     }
 
-    /// The URL with its query, secrets replaced by a placeholder (see ``redactedDescription(extra:)``).
-    func redactedURL(extra: Set<String>) -> String {
-        let pairs = query.items.map { item in
-            let value =
-                Redaction.isSecret(item.name, extra: extra) ? Redaction.placeholder : PercentEncoding.encode(item.value)
-            return PercentEncoding.encode(item.name) + "=" + value
-        }
-        let suffix = pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")
-        // The query too: a value may hold a URL with a user name and password of its own.
-        return Redaction.redactText(url.absoluteString + suffix, extra: extra)
+    /// The URL with its query as sent, redacted (see ``redactedDescription(redactor:)``).
+    func redactedURL(redactor: Redactor) -> String {
+        let suffix = query.isEmpty ? "" : "?" + query.encoded
+        return redactor.redact(url: url.absoluteString + suffix)
     }
 }

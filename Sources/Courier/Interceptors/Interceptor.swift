@@ -75,6 +75,9 @@ public struct InterceptorLayer: RawRepresentable, Hashable, Sendable, Expressibl
 public struct InterceptorContext: Sendable {
     /// The envelope format of the client, to read business codes from responses.
     public let envelope: EnvelopeFormat
+    /// The client's ``NetworkClient/Configuration/redactor``: what a layer that writes traffic
+    /// down hides.
+    public let redactor: Redactor
     /// The client's JSON decoder (its `userInfo` holds ``envelope``), so a layer reads the code
     /// the caller gets.
     let decoder: JSONDecoder
@@ -94,6 +97,7 @@ public struct InterceptorContext: Sendable {
 
     init(client: NetworkClient, epoch: SessionEpoch, skipping skippedLayers: Set<InterceptorLayer>) {
         self.envelope = client.configuration.envelope
+        self.redactor = client.configuration.redactor
         self.decoder = client.decodingContext.decoder
         self.owner = client
         self.epoch = epoch

@@ -91,7 +91,8 @@ public struct PrintLogSink: LogSink {
 
 /// Logs one line per pass through it: method, URL, status (or error) and duration, and on
 /// request the headers and bodies. Token, signature, `Authorization`, `Cookie`, passwords and
-/// any configured key are redacted in URLs, headers and bodies.
+/// the other names of the client's ``NetworkClient/Configuration/redactor`` are redacted in
+/// URLs, headers and bodies (see ``Redactor``).
 ///
 /// Put it last (innermost) to log exactly what goes on the wire, once per attempt.
 ///
@@ -102,7 +103,6 @@ public struct PrintLogSink: LogSink {
 public struct LoggingInterceptor: Interceptor {
     private let sink: any LogSink
     private let includesDetails: Bool
-    private let secretKeys: Set<String>
     private let includesCurlCommands: Bool
 
     /// Creates the layer.
@@ -110,17 +110,12 @@ public struct LoggingInterceptor: Interceptor {
     ///   - sink: Where lines go.
     ///   - includesDetails: Whether headers and bodies (a bounded snippet) are logged too.
     ///   - includesCurlCommands: Whether each request is also logged as a redacted `curl`
-    ///     command (``HTTPRequest/curlCommand(secretKeys:bodyLimit:)``, bodies up to 16 KB), at
+    ///     command (``HTTPRequest/curlCommand(redactor:bodyLimit:)``, bodies up to 16 KB), at
     ///     ``LogEntry/Level/debug``.
-    ///   - secretKeys: More parameter, header and JSON key names to redact.
-    public init(
-        sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false,
-        secretKeys: Set<String> = []
-    ) {
+    public init(sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false) {
         self.sink = sink
         self.includesDetails = includesDetails
         self.includesCurlCommands = includesCurlCommands
-        self.secretKeys = Set(secretKeys.map { $0.lowercased() })
     }
 
     /// ``InterceptorLayer/logging``.
@@ -132,7 +127,7 @@ public struct LoggingInterceptor: Interceptor {
     /// Logs the request and its outcome around `next`.
     /// - Parameters:
     ///   - request: The request.
-    ///   - context: Not used.
+    ///   - context: Its ``InterceptorContext/redactor`` hides secrets.
     ///   - next: The inner layers.
     /// - Returns: The response of the inner layers.
     /// - Throws: Whatever `next` throws.
@@ -140,26 +135,32 @@ public struct LoggingInterceptor: Interceptor {
         -> HTTPResponse
     {
         let method = request.method.rawValue
-        let url = request.redactedURL(extra: secretKeys)
+        let redactor = context.redactor
+        let url = request.redactedURL(redactor: redactor)
         sink.write(LogEntry(event: .request, summary: "→ \(method)", details: url))
         if includesCurlCommands {
-            let command = request.curlCommand(secretKeys: secretKeys, bodyLimit: Self.curlBodyLimit)
+            let command = request.curlCommand(redactor: redactor, bodyLimit: Self.curlBodyLimit)
             sink.write(LogEntry(event: .detail, summary: "  curl:", details: command))
         }
         if includesDetails {
-            sink.write(LogEntry(event: .detail, summary: "  headers:", details: redacted(request.wireHeaders)))
+            let headers = request.wireHeaders
+            sink.write(
+                LogEntry(event: .detail, summary: "  headers:", details: Self.line(redactor.redact(headers: headers))))
             switch request.body {
             case .multipart(let form):
                 let files = form.files.map { "\($0.name) (\($0.filename), \($0.contentType))" }
+                let fields = redactor.redact(
+                    body: Data(form.fields.encoded.utf8), contentType: "application/x-www-form-urlencoded",
+                    limit: NetworkError.snippetLimit)
                 sink.write(
-                    LogEntry(
-                        event: .detail, summary: "  multipart:",
-                        details: "fields \(snippet(Data(form.fields.encoded.utf8))); files \(files)"))
+                    LogEntry(event: .detail, summary: "  multipart:", details: "fields \(fields); files \(files)"))
             case .file(let file, _):
                 sink.write(LogEntry(event: .detail, summary: "  body:", details: "file \(file.lastPathComponent)"))
             default:
                 if let body = request.body.encoded, !body.isEmpty {
-                    sink.write(LogEntry(event: .detail, summary: "  body:", details: snippet(body)))
+                    let excerpt = redactor.redact(
+                        body: body, contentType: headers["Content-Type"], limit: NetworkError.snippetLimit)
+                    sink.write(LogEntry(event: .detail, summary: "  body:", details: excerpt))
                 }
             }
         }
@@ -170,8 +171,15 @@ public struct LoggingInterceptor: Interceptor {
             let summary = "← \(response.status) \(method) (\(milliseconds(since: start)) ms, \(size))"
             let level: LogEntry.Level = response.status >= 400 ? .warning : .info
             sink.write(LogEntry(event: .response, level: level, summary: summary, details: url))
-            if includesDetails, !response.body.isEmpty {
-                sink.write(LogEntry(event: .detail, summary: "  body:", details: snippet(response.body)))
+            if includesDetails {
+                let headers = redactor.redact(headers: response.headers)
+                sink.write(LogEntry(event: .detail, summary: "  response headers:", details: Self.line(headers)))
+                if !response.body.isEmpty {
+                    let excerpt = redactor.redact(
+                        body: response.body, contentType: response.headers["Content-Type"],
+                        limit: NetworkError.snippetLimit)
+                    sink.write(LogEntry(event: .detail, summary: "  body:", details: excerpt))
+                }
             }
             return response
         } catch {
@@ -184,17 +192,9 @@ public struct LoggingInterceptor: Interceptor {
         }
     }
 
-    private func redacted(_ headers: HTTPHeaders) -> String {
-        headers.fields.map { field in
-            let hidden = Redaction.isSecret(field.name, extra: secretKeys)
-            return "\(field.name): \(hidden ? Redaction.placeholder : field.value)"
-        }.joined(separator: ", ")
-    }
-
-    private func snippet(_ body: Data) -> String {
-        let text = String(decoding: body.prefix(NetworkError.snippetLimit), as: UTF8.self)
-        let suffix = body.count > NetworkError.snippetLimit ? "… (\(body.count) bytes)" : ""
-        return Redaction.redactText(text, extra: secretKeys) + suffix
+    /// Redacted header fields on one line.
+    private static func line(_ headers: HTTPHeaders) -> String {
+        headers.fields.map { "\($0.name): \($0.value)" }.joined(separator: ", ")
     }
 
     private func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
@@ -210,14 +210,10 @@ extension Interceptor where Self == LoggingInterceptor {
     ///   - includesDetails: Whether headers and bodies are logged too.
     ///   - includesCurlCommands: Whether each request is also logged as a redacted `curl`
     ///     command.
-    ///   - secretKeys: More names to redact.
     /// - Returns: The layer.
     public static func logging(
-        sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false,
-        secretKeys: Set<String> = []
+        sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false
     ) -> Self {
-        LoggingInterceptor(
-            sink: sink, includesDetails: includesDetails, includesCurlCommands: includesCurlCommands,
-            secretKeys: secretKeys)
+        LoggingInterceptor(sink: sink, includesDetails: includesDetails, includesCurlCommands: includesCurlCommands)
     }
 }

@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// `HTTPRequest.curlCommand(secretKeys:)`: run by the `curl` command line tool, it sends what
+/// `HTTPRequest.curlCommand(redactor:)`: run by the `curl` command line tool, it sends what
 /// Courier sent, and it never shows a secret.
 @Suite struct CurlCommandTests {
     /// Sends `endpoint` through a client that logs curl commands, then runs the logged command
@@ -77,12 +77,13 @@ import Testing
             let sink = CapturingSink()
             let backend = try Backend {
                 $0.session = Session(store: InMemoryTokenStore(credential: Credential(accessToken: "TOKEN-SECRET-1")))
+                $0.redactor = Redactor.standard.adding(["idCard"])
                 $0.interceptors = [
                     .headers(
                         ["Cookie": "sid=COOKIE-SECRET"], computed: { _ in ["Authorization": "Bearer AUTH-SECRET"] }),
                     .commonParameters(["version": "3.2.0", "idCard": "ID-SECRET"]),
                     .signing(.hmacSHA256(secret: Data("k".utf8))),
-                    .logging(sink: sink, includesCurlCommands: true, secretKeys: ["idCard"]),
+                    .logging(sink: sink, includesCurlCommands: true),
                 ]
             }
             defer { backend.server.stop() }

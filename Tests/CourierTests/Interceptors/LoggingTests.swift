@@ -21,12 +21,13 @@ struct CapturingSink: LogSink {
         let sink = CapturingSink()
         let backend = try Backend {
             $0.session = Session(store: InMemoryTokenStore(credential: Credential(accessToken: "TOKEN-SECRET-1")))
+            $0.redactor = Redactor.standard.adding(["idCard"])
             $0.interceptors = [
                 .retry(.init(maxAttempts: 2, baseDelay: .milliseconds(5))),
                 .headers(["Cookie": "sid=COOKIE-SECRET"], computed: { _ in ["Authorization": "Bearer AUTH-SECRET"] }),
                 .commonParameters(["version": "3.2.0", "idCard": "ID-SECRET"]),
                 .signing(.hmacSHA256(secret: Data("k".utf8))),
-                .logging(sink: sink, includesDetails: true, secretKeys: ["idCard"]),
+                .logging(sink: sink, includesDetails: true),
             ]
         }
         defer { backend.server.stop() }

@@ -1,0 +1,99 @@
+/// Byte classes and searches the redaction readers share.
+enum Bytes {
+    static let escapedSlash = Array(#"\/"#.utf8)
+    static let blankLine = Array("\r\n\r\n".utf8)
+    static let lineBreak = Array("\r\n".utf8)
+
+    /// A byte without which nothing secret can be told apart: a quote, a backslash, `=`, `:`,
+    /// `%`, `{` or `[`.
+    static func isStructural(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "%"),
+            UInt8(ascii: "{"), UInt8(ascii: "["):
+            true
+        default: false
+        }
+    }
+
+    /// Space, tab, carriage return or line feed.
+    static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
+
+    /// A byte of a parameter or key name: a letter, a digit, `_`, `-`, `.`, `[`, `]`, or part
+    /// of a character beyond ASCII.
+    static func isNameByte(_ byte: UInt8) -> Bool {
+        isLetter(byte) || isDigit(byte) || byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
+    }
+
+    /// When a URL's scheme starts at `start` (`https://`, or `https:\/\/` inside JSON): where
+    /// its authority starts.
+    static func schemeEnd(in s: ArraySlice<UInt8>, at start: Int) -> Int? {
+        guard start < s.endIndex, isLetter(s[start]) else { return nil }
+        // Schemes are short; the bound keeps a long run of such characters from being read
+        // again from each of its words.
+        var index = start + 1
+        while index < min(s.endIndex, start + 32),
+            isLetter(s[index]) || isDigit(s[index]) || s[index] == UInt8(ascii: "+") || s[index] == UInt8(ascii: "-")
+                || s[index] == UInt8(ascii: ".")
+        {
+            index += 1
+        }
+        for separator in [Array("://".utf8), Array(#":\/\/"#.utf8)] where hasPrefix(s[index...], separator) {
+            return index + separator.count
+        }
+        return nil
+    }
+
+    static func hasPrefix(_ s: ArraySlice<UInt8>, _ prefix: [UInt8]) -> Bool {
+        s.count >= prefix.count && s.prefix(prefix.count).elementsEqual(prefix)
+    }
+
+    static func hasSuffix(_ s: ArraySlice<UInt8>, _ suffix: [UInt8]) -> Bool {
+        s.count >= suffix.count && s.suffix(suffix.count).elementsEqual(suffix)
+    }
+
+    static func contains(_ s: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
+        firstRange(of: needle, in: s) != nil
+    }
+
+    /// The first place `needle` occurs in `s`.
+    static func firstRange(of needle: [UInt8], in s: ArraySlice<UInt8>) -> Range<Int>? {
+        guard let first = needle.first, needle.count <= s.count else { return nil }
+        var index = s.startIndex
+        while let found = s[index...].firstIndex(of: first), found + needle.count <= s.endIndex {
+            if s[found..<(found + needle.count)].elementsEqual(needle) { return found..<(found + needle.count) }
+            index = found + 1
+        }
+        return nil
+    }
+
+    /// Where `needle` starts in `s`, each place not overlapping the one before.
+    static func occurrences(of needle: [UInt8], in s: [UInt8]) -> [Int] {
+        var found: [Int] = []
+        var rest = s[...]
+        while let range = firstRange(of: needle, in: rest) {
+            found.append(range.lowerBound)
+            rest = s[range.upperBound...]
+        }
+        return found
+    }
+
+    /// `s` with each `needle` replaced by `replacement`.
+    static func replacing(_ s: ArraySlice<UInt8>, _ needle: [UInt8], with replacement: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(s.count)
+        var rest = s
+        while let range = firstRange(of: needle, in: rest) {
+            output += rest[..<range.lowerBound]
+            output += replacement
+            rest = rest[range.upperBound...]
+        }
+        return output + rest
+    }
+}

@@ -1,0 +1,67 @@
+/// Judges names by a ``Redactor``'s ``Redactor/names``: a long name (five or more characters,
+/// or holding a separator) anywhere in a name, a short one as a word or a word's end.
+struct SecretNames {
+    /// Matched anywhere in the lower-cased name.
+    private let anywhere: [[UInt8]]
+    /// Matched against each word, whole or at its end.
+    private let words: [[UInt8]]
+
+    init(_ names: Set<String>) {
+        var anywhere: [[UInt8]] = []
+        var words: [[UInt8]] = []
+        for name in names where !name.isEmpty {
+            let bytes = Array(name.utf8)
+            if bytes.count >= 5 || bytes.contains(where: { !Self.isWordByte($0) }) {
+                anywhere.append(bytes)
+            } else {
+                words.append(bytes)
+            }
+        }
+        self.anywhere = anywhere
+        self.words = words
+    }
+
+    /// Whether `name` (decoded) marks a secret.
+    func matches(_ name: [UInt8]) -> Bool {
+        guard !name.isEmpty else { return false }
+        let lowered = name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        for needle in anywhere where Self.contains(lowered, needle) { return true }
+        guard !words.isEmpty else { return false }
+        // Words: runs of letters and digits, split again where a lower-case letter or a digit
+        // is followed by an upper-case one (`apiKey`, `X-Auth-Token`, `user[pin]`).
+        var start = 0
+        for index in name.indices {
+            if !Self.isWordByte(name[index]) {
+                if index > start, matchesWord(lowered[start..<index]) { return true }
+                start = index + 1
+            } else if index > start, Self.isUpper(name[index]), !Self.isUpper(name[index - 1]) {
+                if matchesWord(lowered[start..<index]) { return true }
+                start = index
+            }
+        }
+        return start < name.count && matchesWord(lowered[start...])
+    }
+
+    /// Whether one word is a short name or ends with one.
+    private func matchesWord(_ word: ArraySlice<UInt8>) -> Bool {
+        words.contains { needle in word.count >= needle.count && word.suffix(needle.count).elementsEqual(needle) }
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count, let first = needle.first else { return false }
+        var index = 0
+        while index + needle.count <= haystack.count {
+            if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// A letter, a digit, or a byte of a character beyond ASCII.
+    private static func isWordByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+            || byte >= 0x80
+    }
+
+    private static func isUpper(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
+}

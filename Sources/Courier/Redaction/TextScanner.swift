@@ -1,0 +1,290 @@
+/// Reads JSON, and free text as the fallback, token by token:
+///
+/// - A string (`"…"` with JSON escapes, or one escaped inside other text, `\"…\"`,
+///   `\\\"…\\\"`) followed by `:` is a key: when its name is secret, its value (a string at the
+///   same level of escaping, an object or array to its closing bracket, or a bare word) is
+///   replaced by `"<redacted>"`. Any other string is decoded, read as a value and, when that
+///   hid something, written back with the same escaping.
+/// - A URL (`scheme://…`) is read by ``RedactionPass/url(_:depth:)``.
+/// - `name=value` and `name: value` with a secret name: the value is hidden (a quoted value
+///   whole; `Authorization: Bearer …` both words; a header line to its end). A value under
+///   another name that is percent-encoded is decoded and read as a value.
+/// - A word that is percent-encoded is decoded and read as a value.
+struct TextScanner {
+    let pass: RedactionPass
+    let input: [UInt8]
+    let depth: Int
+    private var output: [UInt8] = []
+    private var changed = false
+    /// The end of the last word found to hold no `%XX` escape: a word that starts before it
+    /// ends there too, so it is not read again.
+    private var plainWordEnd = 0
+
+    init(pass: RedactionPass, input: [UInt8], depth: Int) {
+        self.pass = pass
+        self.input = input
+        self.depth = depth
+    }
+
+    /// The redacted text, or `nil` when nothing was hidden.
+    mutating func run() -> [UInt8]? {
+        output.reserveCapacity(input.count)
+        var index = 0
+        while index < input.count {
+            let byte = input[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                let run = backslashRun(at: index)
+                if index + run < input.count, input[index + run] == UInt8(ascii: "\"") {
+                    index = string(at: index, level: run)
+                } else {
+                    // Backslashes that open no string are kept, all at once.
+                    output += input[index..<(index + max(run, 1))]
+                    index += max(run, 1)
+                }
+                continue
+            }
+            if Bytes.isNameByte(byte) || byte == UInt8(ascii: "%"),
+                index == 0 || !(Bytes.isNameByte(input[index - 1]) || input[index - 1] == UInt8(ascii: "%"))
+            {
+                if let next = url(at: index) ?? pair(at: index) ?? encodedWord(at: index) {
+                    index = next
+                    continue
+                }
+            }
+            output.append(byte)
+            index += 1
+        }
+        return changed ? output : nil
+    }
+
+    // MARK: Strings and keys
+
+    /// How many backslashes start at `index`.
+    private func backslashRun(at index: Int) -> Int {
+        var end = index
+        while end < input.count, input[end] == UInt8(ascii: "\\") { end += 1 }
+        return end - index
+    }
+
+    /// The string at `index`, opened by `level` backslashes and a quote: where its content is,
+    /// where it ends, and whether it is closed.
+    private func stringExtent(at index: Int, level: Int) -> (content: Range<Int>, end: Int, closed: Bool) {
+        let start = index + level + 1
+        var cursor = start
+        if level == 0 {
+            while cursor < input.count, input[cursor] != UInt8(ascii: "\"") {
+                cursor += input[cursor] == UInt8(ascii: "\\") ? 2 : 1
+            }
+            guard cursor < input.count else { return (start..<input.count, input.count, false) }
+            return (start..<cursor, cursor + 1, true)
+        }
+        // Escaped inside other text: it ends at a quote after exactly `level` backslashes.
+        var run = 0
+        while cursor < input.count {
+            if input[cursor] == UInt8(ascii: "\""), run == level {
+                return (start..<(cursor - level), cursor + 1, true)
+            }
+            run = input[cursor] == UInt8(ascii: "\\") ? run + 1 : 0
+            cursor += 1
+        }
+        return (start..<input.count, input.count, false)
+    }
+
+    /// A string, or a key and its value; returns where reading goes on.
+    private mutating func string(at index: Int, level: Int) -> Int {
+        let extent = stringExtent(at: index, level: level)
+        var colon = extent.end
+        while colon < input.count, Bytes.isSpace(input[colon]) { colon += 1 }
+        if extent.closed, colon < input.count, input[colon] == UInt8(ascii: ":") {
+            let name = level == 0 ? JSONText.decode(input[extent.content]) : Array(input[extent.content])
+            if pass.isSecret(name.filter { $0 != UInt8(ascii: "\\") }) {
+                output += input[index...colon]
+                var valueStart = colon + 1
+                while valueStart < input.count, Bytes.isSpace(input[valueStart]) { valueStart += 1 }
+                output += input[(colon + 1)..<valueStart]
+                writePlaceholder(quotedAt: level)
+                return valueEnd(at: valueStart, level: level)
+            }
+        }
+        writeString(at: index, level: level, extent: extent)
+        return extent.end
+    }
+
+    /// A string as it was, or its content redacted and escaped again as it was.
+    private mutating func writeString(at index: Int, level: Int, extent: (content: Range<Int>, end: Int, closed: Bool))
+    {
+        let quote = input[index..<extent.content.lowerBound]
+        if level == 0 {
+            let decoded = JSONText.decode(input[extent.content])
+            if let redacted = pass.value(decoded[...], depth: depth + 1) {
+                let slashes = Bytes.contains(input[extent.content], Bytes.escapedSlash)
+                output += quote
+                JSONText.encode(redacted, escapingSlashes: slashes, into: &output)
+                if extent.closed { output.append(UInt8(ascii: "\"")) }
+                changed = true
+                return
+            }
+        } else if let redacted = pass.value(input[extent.content], depth: depth + 1) {
+            output += quote
+            output += redacted
+            output += input[extent.content.upperBound..<extent.end]
+            changed = true
+            return
+        }
+        output += input[index..<extent.end]
+    }
+
+    /// The placeholder as a string at `level` of escaping (`"<redacted>"`, `\"<redacted>\"`).
+    private mutating func writePlaceholder(quotedAt level: Int) {
+        let quote = Array(repeating: UInt8(ascii: "\\"), count: level) + [UInt8(ascii: "\"")]
+        output += quote + RedactionPass.placeholder + quote
+        changed = true
+    }
+
+    /// Where a value that starts at `start` ends: a string at `level`, an object or array to
+    /// its closing bracket (or the end), a quoted word, or a bare word.
+    private func valueEnd(at start: Int, level: Int) -> Int {
+        guard start < input.count else { return start }
+        let byte = input[start]
+        if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            let run = backslashRun(at: start)
+            if start + run < input.count, input[start + run] == UInt8(ascii: "\"") {
+                return stringExtent(at: start, level: run).end
+            }
+        }
+        if byte == UInt8(ascii: "'") {
+            return (input[(start + 1)...].firstIndex(of: byte)).map { $0 + 1 } ?? input.count
+        }
+        if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+            var nesting = 0
+            var index = start
+            while index < input.count {
+                switch input[index] {
+                case UInt8(ascii: "{"), UInt8(ascii: "["): nesting += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    nesting -= 1
+                    if nesting == 0 { return index + 1 }
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                    let run = backslashRun(at: index)
+                    if run == level, index + run < input.count, input[index + run] == UInt8(ascii: "\"") {
+                        index = stringExtent(at: index, level: run).end
+                        continue
+                    }
+                    index += max(run, 1)
+                    continue
+                default: break
+                }
+                index += 1
+            }
+            return input.count
+        }
+        return wordEnd(from: start)
+    }
+
+    /// The end of a bare word: at a space, a quote, a backslash or punctuation that ends
+    /// values (`,`, `;`, `&`, brackets, `<`, `>`).
+    private func wordEnd(from start: Int) -> Int {
+        input[start...].firstIndex { byte in
+            Bytes.isSpace(byte)
+                || [
+                    UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "\\"), UInt8(ascii: ","), UInt8(ascii: ";"),
+                    UInt8(ascii: "&"), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"), UInt8(ascii: "<"),
+                    UInt8(ascii: ">"),
+                ].contains(byte)
+        } ?? input.count
+    }
+
+    // MARK: URLs, pairs and encoded words
+
+    /// A URL starting at `index`, read to a space, a quote or a bracket.
+    private mutating func url(at index: Int) -> Int? {
+        guard Bytes.schemeEnd(in: input[...], at: index) != nil else { return nil }
+        var end = index
+        while end < input.count {
+            let byte = input[end]
+            if Bytes.isSpace(byte) || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'")
+                || byte == UInt8(ascii: "<")
+                || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "`")
+            {
+                break
+            }
+            if byte == UInt8(ascii: "\\"), !(end + 1 < input.count && input[end + 1] == UInt8(ascii: "/")) { break }
+            end += byte == UInt8(ascii: "\\") ? 2 : 1
+        }
+        end = min(end, input.count)
+        write(input[index..<end], redacted: pass.url(input[index..<end], depth: depth))
+        return end
+    }
+
+    /// `name=value` or `name: value` at `index`: with a secret name, its value hidden; with
+    /// another, a percent-encoded value read decoded.
+    private mutating func pair(at index: Int) -> Int? {
+        var nameEnd = index
+        while nameEnd < input.count, Bytes.isNameByte(input[nameEnd]) { nameEnd += 1 }
+        var separator = nameEnd
+        while separator < input.count, input[separator] == 0x20 || input[separator] == 0x09 { separator += 1 }
+        guard separator < input.count, input[separator] == UInt8(ascii: "=") || input[separator] == UInt8(ascii: ":")
+        else { return nil }
+        let equals = input[separator] == UInt8(ascii: "=")
+        guard pass.isSecret(input[index..<nameEnd]) else {
+            guard equals, separator == nameEnd, let valueEnd = escapedWordEnd(from: separator + 1),
+                let redacted = pass.encoded(input[(separator + 1)..<valueEnd], depth: depth)
+            else { return nil }
+            output += input[index...separator]
+            output += redacted
+            changed = true
+            return valueEnd
+        }
+        var valueStart = separator + 1
+        while valueStart < input.count, input[valueStart] == 0x20 || input[valueStart] == 0x09 { valueStart += 1 }
+        output += input[index..<valueStart]
+        let end: Int
+        if !equals, index == 0 || input[index - 1] == 0x0A || input[index - 1] == 0x0D {
+            // A header line: its value runs to the line's end.
+            end = input[valueStart...].firstIndex { $0 == 0x0A || $0 == 0x0D } ?? input.count
+        } else {
+            end = quotedOrWordEnd(at: valueStart)
+        }
+        output += RedactionPass.placeholder
+        changed = true
+        return end
+    }
+
+    /// The end of a quoted value (its quotes kept around the placeholder would mislead no
+    /// one, so they go with it), or of a word, and of a second word after a scheme word
+    /// (`Bearer abc`, `Basic abc`).
+    private func quotedOrWordEnd(at start: Int) -> Int {
+        let first = valueEnd(at: start, level: 0)
+        guard first > start, input[start..<first].allSatisfy(Bytes.isLetter), first + 1 < input.count,
+            input[first] == 0x20, !Bytes.isSpace(input[first + 1])
+        else { return first }
+        return valueEnd(at: first + 1, level: 0)
+    }
+
+    /// A percent-encoded word at `index`, decoded and read as a value.
+    private mutating func encodedWord(at index: Int) -> Int? {
+        guard let end = escapedWordEnd(from: index) else { return nil }
+        write(input[index..<end], redacted: pass.encoded(input[index..<end], depth: depth))
+        return end
+    }
+
+    /// The end of the word at `start` when it holds a `%XX` escape.
+    private mutating func escapedWordEnd(from start: Int) -> Int? {
+        guard start >= plainWordEnd else { return nil }
+        let end = wordEnd(from: start)
+        guard PercentEncoding.hasEscape(input[start..<end]) else {
+            plainWordEnd = end
+            return nil
+        }
+        return end
+    }
+
+    private mutating func write(_ original: ArraySlice<UInt8>, redacted: [UInt8]?) {
+        if let redacted {
+            output += redacted
+            changed = true
+        } else {
+            output += original
+        }
+    }
+}
