@@ -1,6 +1,8 @@
 /// Byte classes and searches the redaction readers share.
 enum Bytes {
     static let escapedSlash = Array(#"\/"#.utf8)
+    static let schemeSeparator = Array("://".utf8)
+    static let escapedSchemeSeparator = Array(#":\/\/"#.utf8)
     static let blankLine = Array("\r\n\r\n".utf8)
     static let lineBreak = Array("\r\n".utf8)
 
@@ -31,20 +33,17 @@ enum Bytes {
             || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
     }
 
-    /// When a URL's scheme starts at `start` (`https://`, or `https:\/\/` inside JSON): where
-    /// its authority starts.
+    /// When a URL's scheme starts at `start` (`https://`, or `https:\/\/` inside JSON; an empty
+    /// one, `://`, too): where its authority starts.
     static func schemeEnd(in s: ArraySlice<UInt8>, at start: Int) -> Int? {
-        guard start < s.endIndex, isLetter(s[start]) else { return nil }
-        // Schemes are short; the bound keeps a long run of such characters from being read
-        // again from each of its words.
-        var index = start + 1
-        while index < min(s.endIndex, start + 32),
+        var index = start
+        while index < s.endIndex,
             isLetter(s[index]) || isDigit(s[index]) || s[index] == UInt8(ascii: "+") || s[index] == UInt8(ascii: "-")
                 || s[index] == UInt8(ascii: ".")
         {
             index += 1
         }
-        for separator in [Array("://".utf8), Array(#":\/\/"#.utf8)] where hasPrefix(s[index...], separator) {
+        for separator in [schemeSeparator, escapedSchemeSeparator] where hasPrefix(s[index...], separator) {
             return index + separator.count
         }
         return nil

@@ -158,9 +158,10 @@ struct RedactionPass {
         return s[authority.upperBound...].firstIndex(of: UInt8(ascii: "@"))
     }
 
-    /// A path, with the values of secret segment parameters (`/app;jsessionid=…/x`) hidden.
+    /// A path, with the values of secret segment parameters (`/app;jsessionid=…/x`) hidden,
+    /// and a segment that is percent-encoded (a URL a proxy forwards to) read decoded.
     private func pathParameters(_ s: ArraySlice<UInt8>, depth: Int, into output: inout [UInt8]) -> Bool {
-        guard s.contains(UInt8(ascii: ";")) else {
+        guard s.contains(UInt8(ascii: ";")) || PercentEncoding.hasEscape(s) else {
             output += s
             return false
         }
@@ -169,7 +170,18 @@ struct RedactionPass {
         while index < s.endIndex {
             output.append(s[index])
             guard s[index] == UInt8(ascii: ";") else {
-                index += 1
+                let end =
+                    s[(index + 1)...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ";") } ?? s.endIndex
+                let segment = s[(index + 1)..<end]
+                if s[index] == UInt8(ascii: "/"), PercentEncoding.hasEscape(segment),
+                    let redacted = encoded(segment, depth: depth)
+                {
+                    output += redacted
+                    changed = true
+                    index = end
+                } else {
+                    index += 1
+                }
                 continue
             }
             let end = s[(index + 1)...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ";") } ?? s.endIndex

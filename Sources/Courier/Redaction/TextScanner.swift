@@ -5,7 +5,7 @@
 ///   same level of escaping, an object or array to its closing bracket, or a bare word) is
 ///   replaced by `"<redacted>"`. Any other string is decoded, read as a value and, when that
 ///   hid something, written back with the same escaping.
-/// - A URL (`scheme://…`) is read by ``RedactionPass/url(_:depth:)``.
+/// - A URL (from its `://`, whatever comes before) is read by ``RedactionPass/url(_:depth:)``.
 /// - `name=value` and `name: value` with a secret name: the value is hidden (a quoted value
 ///   whole; `Authorization: Bearer …` both words; a header line to its end). A value under
 ///   another name that is percent-encoded is decoded and read as a value.
@@ -46,10 +46,14 @@ struct TextScanner {
             if Bytes.isNameByte(byte) || byte == UInt8(ascii: "%"),
                 index == 0 || !(Bytes.isNameByte(input[index - 1]) || input[index - 1] == UInt8(ascii: "%"))
             {
-                if let next = url(at: index) ?? pair(at: index) ?? encodedWord(at: index) {
+                if let next = pair(at: index) ?? encodedWord(at: index) {
                     index = next
                     continue
                 }
+            }
+            if byte == UInt8(ascii: ":"), let next = url(at: index) {
+                index = next
+                continue
             }
             output.append(byte)
             index += 1
@@ -196,7 +200,9 @@ struct TextScanner {
 
     // MARK: URLs, pairs and encoded words
 
-    /// A URL starting at `index`, read to a space, a quote or a bracket.
+    /// A URL whose `://` (or `:\/\/`) is at `index`, read to a space, a quote or an angle
+    /// bracket. Its scheme, before `index`, is already written: whatever it is, what follows is
+    /// an authority that may hold a user name and password.
     private mutating func url(at index: Int) -> Int? {
         guard Bytes.schemeEnd(in: input[...], at: index) != nil else { return nil }
         var end = index
@@ -268,11 +274,16 @@ struct TextScanner {
         return end
     }
 
-    /// The end of the word at `start` when it holds a `%XX` escape.
+    /// The end of the word at `start` when it holds a `%XX` escape and is no URL: a URL's
+    /// query values are decoded one by one (by ``RedactionPass/url(_:depth:)``), never the
+    /// URL whole, which would run their levels of encoding together.
     private mutating func escapedWordEnd(from start: Int) -> Int? {
         guard start >= plainWordEnd else { return nil }
         let end = wordEnd(from: start)
-        guard PercentEncoding.hasEscape(input[start..<end]) else {
+        let word = input[start..<end]
+        guard PercentEncoding.hasEscape(word), !Bytes.contains(word, Bytes.schemeSeparator),
+            !Bytes.contains(word, Bytes.escapedSchemeSeparator)
+        else {
             plainWordEnd = end
             return nil
         }
