@@ -114,7 +114,7 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         // The parts are joined with "; ": a message's own full stop would make it ".;".
         let sentence = message.hasSuffix(".") ? String(message.dropLast()) : message
         var parts = ["NetworkError.\(code): \(redacted(sentence))"]
-        if let request { parts.append("request: \(request)") }
+        if let request { parts.append("request: \(redacted(request))") }
         if let status { parts.append("status: \(status)") }
         if let businessCode { parts.append("business code: \(Self.shown(businessCode))") }
         if let businessMessage { parts.append("business message: \(redacted(businessMessage))") }

@@ -149,6 +149,10 @@ struct TextScanner {
     /// its closing bracket (or the end), a quoted word, or a bare word.
     private func valueEnd(at start: Int, level: Int) -> Int {
         guard start < input.count else { return start }
+        // Text redacted before stays as it is.
+        if Bytes.hasPrefix(input[start...], RedactionPass.placeholder) {
+            return start + RedactionPass.placeholder.count
+        }
         let byte = input[start]
         if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
             let run = backslashRun(at: start)

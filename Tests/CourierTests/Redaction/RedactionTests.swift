@@ -34,6 +34,7 @@ import Testing
     func json(_ input: String, _ expected: String) {
         #expect(redactor.redact(body: Data(input.utf8), contentType: "application/json") == expected)
         #expect(redactor.redact(text: input) == expected)
+        #expect(redactor.redact(text: expected) == expected, "redacting again changes nothing")
     }
 
     @Test(
@@ -59,6 +60,7 @@ import Testing
         ])
     func text(_ input: String, _ expected: String) {
         #expect(redactor.redact(text: input) == expected)
+        #expect(redactor.redact(text: expected) == expected, "redacting again changes nothing")
     }
 
     @Test(
@@ -96,6 +98,7 @@ import Testing
         ])
     func url(_ input: String, _ expected: String) {
         #expect(redactor.redact(url: input) == expected)
+        #expect(redactor.redact(url: expected) == expected, "redacting again changes nothing")
     }
 
     @Test("headers: secret names hidden whole, URLs inside the others read")
