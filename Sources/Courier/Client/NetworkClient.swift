@@ -205,9 +205,6 @@ public actor NetworkClient {
         let scope = RequestScope(epoch: current, entry: entry)
         do throws(NetworkError) {
             try scope.check("it began")
-            guard current.number == entry.epoch else {
-                throw session.endError(of: entry.epoch, while: "the request began")
-            }
         } catch {
             throw error.describing(request, redactor: configuration.redactor)
         }

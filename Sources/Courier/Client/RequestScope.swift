@@ -5,13 +5,16 @@ struct RequestScope: Sendable {
     let epoch: SessionEpoch
     let entry: InFlightRegistry.Entry
 
-    /// Throws ``NetworkError/Code/cancelled`` once the request was cancelled, or the session
-    /// left its epoch (``NetworkError/Code/sessionExpired`` when the backend ended it).
+    /// Throws once the session left the request's epoch (``NetworkError/Code/sessionExpired``
+    /// when the backend ended it, ``NetworkError/Code/cancelled`` otherwise), or the request was
+    /// cancelled. The epoch comes first: the end of an epoch cancels its requests too, and they
+    /// fail with the end's error.
     /// - Parameter step: What the request was doing, for the message: "the cache was read".
     func check(_ step: @autoclosure () -> String) throws(NetworkError) {
+        if entry.epoch != epoch.number { throw epoch.session.endError(of: entry.epoch, while: step()) }
+        try epoch.check(step())
         guard !entry.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled (cancelAll()) while \(step()).")
         }
-        try epoch.check(step())
     }
 }
