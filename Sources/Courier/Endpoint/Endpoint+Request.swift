@@ -60,7 +60,8 @@ package enum URLJoiner {
             text = PercentEncoding.encodePath(pathPart)
         } else {
             guard base.isHTTP else {
-                throw NetworkError(.invalidRequest, "The base URL \(base.text) is not an http(s) URL.")
+                let shown = Redactor.standard.redact(url: base.text)
+                throw NetworkError(.invalidRequest, "The base URL \(shown) is not an http(s) URL.")
             }
             query = base.query
             let relative = pathPart.drop { $0 == "/" }

@@ -118,7 +118,7 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         if let status { parts.append("status: \(status)") }
         if let businessCode { parts.append("business code: \(Self.shown(businessCode))") }
         if let businessMessage { parts.append("business message: \(redacted(businessMessage))") }
-        if let codingPath { parts.append("coding path: \(codingPath)") }
+        if let codingPath { parts.append("coding path: \(redacted(codingPath))") }
         if let body, !body.isEmpty {
             let excerpt = redactor.redact(body: body, contentType: headers?["Content-Type"], limit: Self.snippetLimit)
             parts.append("body: \(excerpt)")
@@ -165,9 +165,10 @@ extension NetworkError: LocalizedError {
         let aboutTheRequest = code == .business || (code == .httpStatus && (400..<500).contains(status ?? 0))
         let backendMessage = aboutTheRequest ? businessMessage : nil
         if let backendText = [userMessage, backendMessage].compactMap({ $0 }).first(where: { !$0.isEmpty }) {
-            return redacted(backendText)
+            return redactor.redact(message: backendText, limit: Self.messageLimit)
         }
-        return code == .decodingFailed ? "The server's answer could not be read." : redacted(message)
+        return code == .decodingFailed
+            ? "The server's answer could not be read." : redactor.redact(message: message, limit: Self.messageLimit)
     }
 }
 

@@ -4,14 +4,15 @@ enum Bytes {
     static let schemeSeparator = Array("://".utf8)
     static let escapedSchemeSeparator = Array(#":\/\/"#.utf8)
     static let blankLine = Array("\r\n\r\n".utf8)
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
     static let lineBreak = Array("\r\n".utf8)
 
     /// A byte without which nothing secret can be told apart: a quote, a backslash, `=`, `:`,
-    /// `%`, `{` or `[`.
+    /// `%`, `{`, `[`, `<` (an element), or a space (`Bearer …`).
     static func isStructural(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "%"),
-            UInt8(ascii: "{"), UInt8(ascii: "["):
+            UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "<"), 0x20:
             true
         default: false
         }

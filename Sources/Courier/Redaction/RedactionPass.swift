@@ -6,6 +6,9 @@
 /// is at most ``maximumDepth`` passes over the input.
 struct RedactionPass {
     let names: SecretNames
+    /// Whether the text is a message for the app's user, whose sentences keep a plain word
+    /// after `token:` (see ``TextScanner``).
+    var keepsProse = false
 
     /// The deepest nesting read; a value deeper than this that still holds structure is hidden.
     static let maximumDepth = 8
@@ -18,11 +21,17 @@ struct RedactionPass {
     /// text.
     func value(_ s: ArraySlice<UInt8>, depth: Int) -> [UInt8]? {
         // Nothing secret can be told apart without one of these.
-        guard s.contains(where: Bytes.isStructural) else { return nil }
+        guard s.contains(where: Bytes.isStructural) || Bytes.hasPrefix(s, Array("eyJ".utf8)) else { return nil }
         guard depth <= Self.maximumDepth else { return Self.placeholder }
-        guard let first = s.firstIndex(where: { !Bytes.isSpace($0) }) else { return nil }
-        if s[first] != UInt8(ascii: "{"), s[first] != UInt8(ascii: "["), !s.contains(where: Bytes.isSpace) {
-            if Bytes.schemeEnd(in: s, at: first) != nil || s[first] == UInt8(ascii: "/") { return url(s, depth: depth) }
+        // A byte order mark and spaces before the value say nothing of its shape.
+        var first = s.startIndex
+        if Bytes.hasPrefix(s, Bytes.byteOrderMark) { first += Bytes.byteOrderMark.count }
+        guard let start = s[first...].firstIndex(where: { !Bytes.isSpace($0) }) else { return nil }
+        // JSON and text are read by the text reader; a value without spaces, quotes or braces
+        // is a URL, a form or query, or an encoded value.
+        let plain = !s.contains { Bytes.isSpace($0) || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "{") }
+        if plain, s[start] != UInt8(ascii: "[") {
+            if Bytes.schemeEnd(in: s, at: start) != nil || s[start] == UInt8(ascii: "/") { return url(s, depth: depth) }
             if s.contains(UInt8(ascii: "=")) { return form(s, depth: depth) }
             if PercentEncoding.hasEscape(s) { return encoded(s, depth: depth) }
         }
@@ -87,18 +96,23 @@ struct RedactionPass {
     /// path segments (`;jsessionid=…`), its query and a fragment with pairs (`#access_token=…`)
     /// read as forms.
     func url(_ s: ArraySlice<UInt8>, depth: Int) -> [UInt8]? {
-        // Written inside JSON, with escaped slashes: read as a URL, written back so.
-        if Bytes.contains(s, Bytes.escapedSlash) {
-            let plain = Bytes.replacing(s, Bytes.escapedSlash, with: [UInt8(ascii: "/")])
-            return url(plain[...], depth: depth).map {
-                Bytes.replacing($0[...], [UInt8(ascii: "/")], with: Bytes.escapedSlash)
-            }
+        // Written inside JSON, with escaped slashes: read as a URL (once), written back so.
+        guard Bytes.contains(s, Bytes.escapedSlash) else { return plainURL(s, depth: depth) }
+        let plain = Bytes.replacing(s, Bytes.escapedSlash, with: [UInt8(ascii: "/")])
+        return plainURL(plain[...], depth: depth).map {
+            Bytes.replacing($0[...], [UInt8(ascii: "/")], with: Bytes.escapedSlash)
         }
+    }
+
+    /// ``url(_:depth:)`` of a URL without escaped slashes.
+    private func plainURL(_ s: ArraySlice<UInt8>, depth: Int) -> [UInt8]? {
         var output: [UInt8] = []
         output.reserveCapacity(s.count)
         var changed = false
         var index = s.startIndex
-        if let authorityStart = Bytes.schemeEnd(in: s, at: s.startIndex) {
+        // With a scheme, or without one (`//user:password@host/`, relative to the scheme).
+        let relative = Bytes.hasPrefix(s, [UInt8(ascii: "/"), UInt8(ascii: "/")]) ? s.startIndex + 2 : nil
+        if let authorityStart = Bytes.schemeEnd(in: s, at: s.startIndex) ?? relative {
             output += s[..<authorityStart]
             let authorityEnd = Self.authorityEnd(s, from: authorityStart)
             if let at = Self.userInfoEnd(s, authority: authorityStart..<authorityEnd) {
@@ -168,23 +182,22 @@ struct RedactionPass {
         var changed = false
         var index = s.startIndex
         while index < s.endIndex {
+            // Each segment or parameter is read once, from its `/` or `;` to the next.
             output.append(s[index])
+            let end = s[(index + 1)...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ";") } ?? s.endIndex
             guard s[index] == UInt8(ascii: ";") else {
-                let end =
-                    s[(index + 1)...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ";") } ?? s.endIndex
                 let segment = s[(index + 1)..<end]
                 if s[index] == UInt8(ascii: "/"), PercentEncoding.hasEscape(segment),
                     let redacted = encoded(segment, depth: depth)
                 {
                     output += redacted
                     changed = true
-                    index = end
                 } else {
-                    index += 1
+                    output += segment
                 }
+                index = end
                 continue
             }
-            let end = s[(index + 1)...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ";") } ?? s.endIndex
             let parameter = s[(index + 1)..<end]
             if let equals = parameter.firstIndex(of: UInt8(ascii: "=")),
                 isSecret(PercentEncoding.decode(bytes: parameter[..<equals], plusAsSpace: false))
@@ -212,14 +225,27 @@ struct RedactionPass {
             let partEnd = number + 1 < starts.count ? starts[number + 1] : s.count
             output += delimiter
             let part = s[(start + delimiter.count)..<partEnd]
-            // Headers, a blank line, the content, and the line break before the next delimiter.
-            guard let blank = Bytes.firstRange(of: Bytes.blankLine, in: part) else {
-                output += part
+            // Headers, a blank line, the content, and the line break before the next delimiter
+            // (CR LF, or LF alone from a lenient sender).
+            let blank =
+                Bytes.firstRange(of: Bytes.blankLine, in: part)
+                ?? Bytes.firstRange(of: [0x0A, 0x0A], in: part)
+            guard let blank else {
+                if let redacted = value(part, depth: 1) {
+                    output += redacted
+                    changed = true
+                } else {
+                    output += part
+                }
                 continue
             }
             let headers = part[..<blank.upperBound]
             var contentEnd = part.endIndex
-            if Bytes.hasSuffix(part, Bytes.lineBreak), contentEnd - 2 >= blank.upperBound { contentEnd -= 2 }
+            if Bytes.hasSuffix(part, Bytes.lineBreak), contentEnd - 2 >= blank.upperBound {
+                contentEnd -= 2
+            } else if Bytes.hasSuffix(part, [0x0A]), contentEnd - 1 >= blank.upperBound {
+                contentEnd -= 1
+            }
             let content = part[blank.upperBound..<contentEnd]
             output += headers
             if let name = Self.fieldName(in: headers), isSecret(name) {

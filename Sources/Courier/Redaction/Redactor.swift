@@ -37,13 +37,16 @@ public struct Redactor: Sendable, Hashable {
     public static let placeholder = "<redacted>"
 
     /// The names that mark a value as secret unless you remove them: `token`, `auth`,
-    /// `authorization`, `password`, `passwd`, `pwd`, `pass`, `secret`, `sign`, `signature`,
-    /// `session`, `sessid`, `sid`, `cookie`, `key`, `apikey`, `credential`, `ticket`, `hmac`,
-    /// `jwt`, `assertion`, `otp` and `pin`. An envelope's `code` and `msg` stay visible.
+    /// `authorization`, `authentication`, `password`, `passwd`, `pwd`, `pass`, `passphrase`,
+    /// `passcode`, `secret`, `sign`, `signature`, `sig`, `session`, `sessid`, `sid`, `cookie`,
+    /// `key`, `apikey`, `credential`, `ticket`, `hmac`, `jwt`, `assertion`, `verifier`, `otp`,
+    /// `otpcode`, `pin`, `pincode`, `smscode`, `verifycode` and `verificationcode`. An
+    /// envelope's `code` and `msg` stay visible.
     public static let standardNames: Set<String> = [
-        "token", "auth", "authorization", "password", "passwd", "pwd", "pass", "secret", "sign", "signature",
-        "session", "sessid", "sid", "cookie", "key", "apikey", "credential", "ticket", "hmac", "jwt", "assertion",
-        "otp", "pin",
+        "token", "auth", "authorization", "authentication", "password", "passwd", "pwd", "pass", "passphrase",
+        "passcode", "secret", "sign", "signature", "sig", "session", "sessid", "sid", "cookie", "key", "apikey",
+        "credential", "ticket", "hmac", "jwt", "assertion", "verifier", "otp", "otpcode", "pin", "pincode",
+        "smscode", "verifycode", "verificationcode",
     ]
 
     /// The redactor with ``standardNames``.
@@ -56,11 +59,12 @@ public struct Redactor: Sendable, Hashable {
     /// The names that mark a value as secret, lower-case.
     ///
     /// A name of five or more characters, or with a `-`, `_` or `.` in it, marks every
-    /// parameter, header or key whose name contains it, in any case: `token` marks
-    /// `access_token`, `X-Auth-Token` and `refreshtoken`. A shorter one marks a name with a
-    /// word that is it or ends with it, words being split at `-`, `_`, `.`, `[`, `]` and
-    /// lower-to-upper case changes: `pin` marks `pin`, `card_pin` and `cardPin` but not
-    /// `shipping`; `key` marks `api_key` and `appkey` but not `keyword`.
+    /// parameter, header or key whose name contains it, in any case and with its separators
+    /// left out: `token` marks `access_token`, `X-Auth-Token` and `refreshtoken`, and
+    /// `smscode` marks `sms_code`. A shorter one marks a name with a word that is it or ends
+    /// with it, words being split at `-`, `_`, `.`, `[`, `]`, lower-to-upper case changes and
+    /// where letters and digits meet: `pin` marks `pin`, `card_pin`, `cardPin` and `pin2` but
+    /// not `shipping`; `key` marks `api_key` and `appkey` but not `keyword`.
     public private(set) var names: Set<String>
 
     /// Creates a redactor.
@@ -144,9 +148,19 @@ public struct Redactor: Sendable, Hashable {
     ///     and its length added. `nil` for no limit.
     /// - Returns: The redacted text.
     public func redact(text: String, limit: Int? = nil) -> String {
-        let redacted = bounded(text) { pass, bytes in pass.text(bytes, depth: 0) }
+        redact(text: text, limit: limit, keepsProse: false)
+    }
+
+    /// ``redact(text:limit:)`` of a message for the app's user: a plain word after a colon in a
+    /// sentence (`Invalid token: please log in again`) is kept.
+    func redact(message: String, limit: Int?) -> String {
+        redact(text: message, limit: limit, keepsProse: true)
+    }
+
+    private func redact(text: String, limit: Int?, keepsProse: Bool) -> String {
+        let redacted = bounded(text, keepsProse: keepsProse) { pass, bytes in pass.text(bytes, depth: 0) }
         guard let limit, redacted.count > limit else { return redacted }
-        return String(redacted.prefix(limit)) + "… (\(text.count) characters)"
+        return String(redacted.prefix(max(limit, 0))) + "… (\(text.count) characters)"
     }
 
     /// A value under a name (a header's, a multipart field's): hidden whole when the name is
@@ -157,10 +171,12 @@ public struct Redactor: Sendable, Hashable {
     }
 
     /// Runs `redact` on the first ``inputLimit`` bytes of `text`.
-    private func bounded(_ text: String, _ redact: (RedactionPass, [UInt8]) -> [UInt8]?) -> String {
+    private func bounded(
+        _ text: String, keepsProse: Bool = false, _ redact: (RedactionPass, [UInt8]) -> [UInt8]?
+    ) -> String {
         let utf8 = text.utf8
         let bytes = Array(utf8.prefix(Self.inputLimit))
-        let redacted = redact(RedactionPass(names: SecretNames(names)), bytes)
+        let redacted = redact(RedactionPass(names: SecretNames(names), keepsProse: keepsProse), bytes)
         if utf8.count > bytes.count {
             return Self.cut(redacted ?? bytes, limit: nil, total: utf8.count, unit: "bytes", cut: true)
         }
@@ -209,7 +225,9 @@ private enum BodyKind {
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
                 value = String(value.dropFirst().dropLast())
             }
-            return value.isEmpty ? nil : Array(value.utf8)
+            // At most 70 characters (RFC 2046): a longer one is no boundary, and searching for it
+            // would cost its length at every byte.
+            return value.isEmpty || value.utf8.count > 70 ? nil : Array(value.utf8)
         }
         return nil
     }

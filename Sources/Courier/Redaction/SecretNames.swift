@@ -1,7 +1,7 @@
 /// Judges names by a ``Redactor``'s ``Redactor/names``: a long name (five or more characters,
 /// or holding a separator) anywhere in a name, a short one as a word or a word's end.
 struct SecretNames {
-    /// Matched anywhere in the lower-cased name.
+    /// Matched anywhere in the lower-cased name, its separators left out.
     private let anywhere: [[UInt8]]
     /// Matched against each word, whole or at its end.
     private let words: [[UInt8]]
@@ -12,7 +12,9 @@ struct SecretNames {
         for name in names where !name.isEmpty {
             let bytes = Array(name.utf8)
             if bytes.count >= 5 || bytes.contains(where: { !Self.isWordByte($0) }) {
-                anywhere.append(bytes)
+                // Compared without separators: `client_assertion` is `client-assertion` too.
+                let joined = bytes.filter(Self.isWordByte)
+                if !joined.isEmpty { anywhere.append(joined) }
             } else {
                 words.append(bytes)
             }
@@ -24,23 +26,41 @@ struct SecretNames {
     /// Whether `name` (decoded) marks a secret.
     func matches(_ name: [UInt8]) -> Bool {
         guard !name.isEmpty else { return false }
-        let lowered = name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
-        for needle in anywhere where Self.contains(lowered, needle) { return true }
+        let lowered =
+            name.contains { $0 >= 0x80 }
+            ? Array(String(decoding: name, as: UTF8.self).lowercased().utf8)
+            : name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        let joined = lowered.filter(Self.isWordByte)
+        for needle in anywhere where Self.contains(joined, needle) { return true }
         guard !words.isEmpty else { return false }
         // Words: runs of letters and digits, split again where a lower-case letter or a digit
-        // is followed by an upper-case one (`apiKey`, `X-Auth-Token`, `user[pin]`).
+        // is followed by an upper-case one (`apiKey`, `X-Auth-Token`, `user[pin]`), and where
+        // letters and digits meet (`pwd2`, `md5sign`).
+        let original = lowered.count == name.count ? name : lowered
         var start = 0
-        for index in name.indices {
-            if !Self.isWordByte(name[index]) {
+        for index in lowered.indices {
+            if !Self.isWordByte(lowered[index]) {
                 if index > start, matchesWord(lowered[start..<index]) { return true }
                 start = index + 1
-            } else if index > start, Self.isUpper(name[index]), !Self.isUpper(name[index - 1]) {
+            } else if index > start, Self.startsWord(original, at: index) {
                 if matchesWord(lowered[start..<index]) { return true }
                 start = index
             }
         }
-        return start < name.count && matchesWord(lowered[start...])
+        return start < lowered.count && matchesWord(lowered[start...])
     }
+
+    /// Whether a new word starts at `index` (the one before it being a word byte too): an
+    /// upper-case letter after a lower-case one or a digit, or a digit after a letter, or a
+    /// letter after a digit.
+    private static func startsWord(_ name: [UInt8], at index: Int) -> Bool {
+        let previous = name[index - 1]
+        let byte = name[index]
+        if isUpper(byte), !isUpper(previous) { return true }
+        return isDigit(byte) != isDigit(previous) && (isDigit(byte) || isDigit(previous))
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
     /// Whether one word is a short name or ends with one.
     private func matchesWord(_ word: ArraySlice<UInt8>) -> Bool {

@@ -43,10 +43,14 @@ struct TextScanner {
                 }
                 continue
             }
+            if byte == UInt8(ascii: "<"), let next = element(at: index) {
+                index = next
+                continue
+            }
             if Bytes.isNameByte(byte) || byte == UInt8(ascii: "%"),
                 index == 0 || !(Bytes.isNameByte(input[index - 1]) || input[index - 1] == UInt8(ascii: "%"))
             {
-                if let next = pair(at: index) ?? encodedWord(at: index) {
+                if let next = credentialWord(at: index) ?? pair(at: index) ?? encodedWord(at: index) {
                     index = next
                     continue
                 }
@@ -85,7 +89,9 @@ struct TextScanner {
         // Escaped inside other text: it ends at a quote after exactly `level` backslashes.
         var run = 0
         while cursor < input.count {
-            if input[cursor] == UInt8(ascii: "\""), run == level {
+            // Its own backslashes before the quote come in groups of 2 (level + 1): a quote
+            // after `\\\\\"` at level 1 ends a string whose text ends in a backslash.
+            if input[cursor] == UInt8(ascii: "\""), run >= level, (run - level) % (2 * (level + 1)) == 0 {
                 return (start..<(cursor - level), cursor + 1, true)
             }
             run = input[cursor] == UInt8(ascii: "\\") ? run + 1 : 0
@@ -99,13 +105,13 @@ struct TextScanner {
         let extent = stringExtent(at: index, level: level)
         var colon = extent.end
         while colon < input.count, Bytes.isSpace(input[colon]) { colon += 1 }
-        if extent.closed, colon < input.count, input[colon] == UInt8(ascii: ":") {
+        if extent.closed, let separatorEnd = separatorEnd(at: colon) {
             let name = level == 0 ? JSONText.decode(input[extent.content]) : Array(input[extent.content])
             if pass.isSecret(name.filter { $0 != UInt8(ascii: "\\") }) {
-                output += input[index...colon]
-                var valueStart = colon + 1
+                output += input[index..<separatorEnd]
+                var valueStart = separatorEnd
                 while valueStart < input.count, Bytes.isSpace(input[valueStart]) { valueStart += 1 }
-                output += input[(colon + 1)..<valueStart]
+                output += input[separatorEnd..<valueStart]
                 writePlaceholder(quotedAt: level)
                 return valueEnd(at: valueStart, level: level)
             }
@@ -150,8 +156,11 @@ struct TextScanner {
     private func valueEnd(at start: Int, level: Int) -> Int {
         guard start < input.count else { return start }
         // Text redacted before stays as it is.
-        if Bytes.hasPrefix(input[start...], RedactionPass.placeholder) {
-            return start + RedactionPass.placeholder.count
+        let afterPlaceholder = start + RedactionPass.placeholder.count
+        if Bytes.hasPrefix(input[start...], RedactionPass.placeholder),
+            wordEnd(from: afterPlaceholder) == afterPlaceholder
+        {
+            return afterPlaceholder
         }
         let byte = input[start]
         if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
@@ -163,30 +172,63 @@ struct TextScanner {
         if byte == UInt8(ascii: "'") {
             return (input[(start + 1)...].firstIndex(of: byte)).map { $0 + 1 } ?? input.count
         }
-        if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
-            var nesting = 0
-            var index = start
-            while index < input.count {
-                switch input[index] {
-                case UInt8(ascii: "{"), UInt8(ascii: "["): nesting += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    nesting -= 1
-                    if nesting == 0 { return index + 1 }
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                    let run = backslashRun(at: index)
-                    if run == level, index + run < input.count, input[index + run] == UInt8(ascii: "\"") {
-                        index = stringExtent(at: index, level: run).end
-                        continue
-                    }
-                    index += max(run, 1)
-                    continue
-                default: break
-                }
-                index += 1
-            }
-            return input.count
+        if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "(") {
+            return blockEnd(at: start, level: level)
         }
-        return wordEnd(from: start)
+        let end = wordEnd(from: start)
+        if end == start, !Self.endsValues(byte) {
+            // A value that starts with what would end a word (`<p@ss>`, `\x`): to a space.
+            return input[start...].firstIndex { Bytes.isSpace($0) || $0 == UInt8(ascii: "&") } ?? input.count
+        }
+        // A call or a wrapper around the secret (`Optional("…")`, `Some(…)`), or a word glued
+        // to a quoted string (`b"…"`): the whole of it.
+        if end > start, input[end - 1] == UInt8(ascii: "(") { return blockEnd(at: end - 1, level: level) }
+        if end > start, end < input.count, input[end] == UInt8(ascii: "\"") || input[end] == UInt8(ascii: "'") {
+            return valueEnd(at: end, level: level)
+        }
+        return end
+    }
+
+    /// Where the object, array or parenthesized block that opens at `start` closes (or the end),
+    /// strings at `level` inside it skipped.
+    private func blockEnd(at start: Int, level: Int) -> Int {
+        var nesting = 0
+        var index = start
+        while index < input.count {
+            switch input[index] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "("): nesting += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"):
+                nesting -= 1
+                if nesting == 0 { return index + 1 }
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                let run = backslashRun(at: index)
+                if run == level, index + run < input.count, input[index + run] == UInt8(ascii: "\"") {
+                    index = stringExtent(at: index, level: run).end
+                    continue
+                }
+                index += max(run, 1)
+                continue
+            default: break
+            }
+            index += 1
+        }
+        return input.count
+    }
+
+    /// Whether a byte ends a value where it stands: a space or a separator of pairs and lists.
+    private static func endsValues(_ byte: UInt8) -> Bool {
+        Bytes.isSpace(byte) || byte == UInt8(ascii: "&") || byte == UInt8(ascii: ",") || byte == UInt8(ascii: ";")
+            || byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: ")")
+    }
+
+    /// Where the separator of a key and its value ends, when one starts at `index` (after
+    /// spaces): `:` (JSON, YAML, headers), `=` (forms, Python and Swift descriptions) or `=>`
+    /// (Ruby, PHP).
+    private func separatorEnd(at index: Int) -> Int? {
+        guard index < input.count else { return nil }
+        if input[index] == UInt8(ascii: ":") { return index + 1 }
+        guard input[index] == UInt8(ascii: "=") else { return nil }
+        return index + 1 < input.count && input[index + 1] == UInt8(ascii: ">") ? index + 2 : index + 1
     }
 
     /// The end of a bare word: at a space, a quote, a backslash or punctuation that ends
@@ -226,37 +268,107 @@ struct TextScanner {
         return end
     }
 
-    /// `name=value` or `name: value` at `index`: with a secret name, its value hidden; with
-    /// another, a percent-encoded value read decoded.
+    /// `name=value` or `name: value` at `index` (also `name => value`, and a name with its
+    /// closing quote: `password': …`, or `password": …` where a stray quote earlier ran the
+    /// quotes out of step): with a secret name, its value hidden; with another, a
+    /// percent-encoded value read decoded.
     private mutating func pair(at index: Int) -> Int? {
         var nameEnd = index
         while nameEnd < input.count, Bytes.isNameByte(input[nameEnd]) { nameEnd += 1 }
+        guard nameEnd > index else { return nil }
         var separator = nameEnd
+        var quoted = false
+        if separator < input.count, input[separator] == UInt8(ascii: "'") {
+            separator += 1
+            quoted = true
+        } else if separator < input.count,
+            input[separator] == UInt8(ascii: "\"") || input[separator] == UInt8(ascii: "\\")
+        {
+            let run = backslashRun(at: separator)
+            if separator + run < input.count, input[separator + run] == UInt8(ascii: "\"") {
+                separator += run + 1
+                quoted = true
+            }
+        }
         while separator < input.count, input[separator] == 0x20 || input[separator] == 0x09 { separator += 1 }
-        guard separator < input.count, input[separator] == UInt8(ascii: "=") || input[separator] == UInt8(ascii: ":")
-        else { return nil }
+        guard let separatorEnd = separatorEnd(at: separator) else { return nil }
         let equals = input[separator] == UInt8(ascii: "=")
         guard pass.isSecret(input[index..<nameEnd]) else {
-            guard equals, separator == nameEnd, let valueEnd = escapedWordEnd(from: separator + 1),
-                let redacted = pass.encoded(input[(separator + 1)..<valueEnd], depth: depth)
+            guard equals, !quoted, separator == nameEnd, separatorEnd == separator + 1,
+                let valueEnd = escapedWordEnd(from: separatorEnd)
             else { return nil }
-            output += input[index...separator]
-            output += redacted
-            changed = true
+            // Read decoded, once: what it holds unencoded it holds decoded too.
+            output += input[index..<separatorEnd]
+            write(input[separatorEnd..<valueEnd], redacted: pass.encoded(input[separatorEnd..<valueEnd], depth: depth))
             return valueEnd
         }
-        var valueStart = separator + 1
+        var valueStart = separatorEnd
         while valueStart < input.count, input[valueStart] == 0x20 || input[valueStart] == 0x09 { valueStart += 1 }
-        output += input[index..<valueStart]
         let end: Int
-        if !equals, index == 0 || input[index - 1] == 0x0A || input[index - 1] == 0x0D {
+        if !equals, !quoted, index == 0 || input[index - 1] == 0x0A || input[index - 1] == 0x0D {
             // A header line: its value runs to the line's end.
             end = input[valueStart...].firstIndex { $0 == 0x0A || $0 == 0x0D } ?? input.count
         } else {
+            // In a message for the app's user, `Invalid token: please log in again` keeps its
+            // words: after a colon in a sentence, a plain word is prose, not a secret.
+            if !equals, !quoted, pass.keepsProse, isProse(valueStart..<wordEnd(from: valueStart)) { return nil }
             end = quotedOrWordEnd(at: valueStart)
         }
+        output += input[index..<valueStart]
         output += RedactionPass.placeholder
         changed = true
+        return end
+    }
+
+    /// Whether a word reads as prose rather than as a secret: lower-case letters only, or a
+    /// number of fewer than four digits.
+    private func isProse(_ word: Range<Int>) -> Bool {
+        guard !word.isEmpty else { return false }
+        let bytes = input[word]
+        return bytes.allSatisfy { $0 >= 0x61 && $0 <= 0x7A } || (bytes.count < 4 && bytes.allSatisfy(Bytes.isDigit))
+    }
+
+    /// A credential that needs no name: the word after `Bearer` or `Basic` (unless it is
+    /// prose), and a JSON Web Token (`eyJ…` with two dots).
+    private mutating func credentialWord(at index: Int) -> Int? {
+        var nameEnd = index
+        while nameEnd < input.count, Bytes.isLetter(input[nameEnd]) { nameEnd += 1 }
+        let name = input[index..<nameEnd].map { $0 | 0x20 }
+        if name.elementsEqual("bearer".utf8) || name.elementsEqual("basic".utf8), nameEnd + 1 < input.count,
+            input[nameEnd] == 0x20
+        {
+            let end = wordEnd(from: nameEnd + 1)
+            guard end > nameEnd + 1, !isProse((nameEnd + 1)..<end) else { return nil }
+            output += input[index...nameEnd]
+            output += RedactionPass.placeholder
+            changed = true
+            return end
+        }
+        guard Bytes.hasPrefix(input[index...], Array("eyJ".utf8)) else { return nil }
+        let end = wordEnd(from: index)
+        guard input[index..<end].filter({ $0 == UInt8(ascii: ".") }).count >= 2 else { return nil }
+        output += RedactionPass.placeholder
+        changed = true
+        return end
+    }
+
+    /// An XML or HTML element at `index` whose name is secret (`<Password>…</Password>`,
+    /// `<ns:Token a="1">…`): its text hidden, up to the next tag.
+    private mutating func element(at index: Int) -> Int? {
+        var nameEnd = index + 1
+        while nameEnd < input.count, Bytes.isNameByte(input[nameEnd]) || input[nameEnd] == UInt8(ascii: ":") {
+            nameEnd += 1
+        }
+        guard nameEnd > index + 1, pass.isSecret(input[(index + 1)..<nameEnd]),
+            let close = input[nameEnd...].firstIndex(where: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "<") }),
+            input[close] == UInt8(ascii: ">")
+        else { return nil }
+        let end = input[close...].firstIndex(of: UInt8(ascii: "<")) ?? input.count
+        output += input[index...close]
+        if end > close + 1 {
+            output += RedactionPass.placeholder
+            changed = true
+        }
         return end
     }
 

@@ -1,0 +1,83 @@
+import Courier
+import Foundation
+import Testing
+
+/// Shapes of secrets beyond JSON, forms and URLs: other languages' descriptions, markup, quotes
+/// out of step, credentials without a name; and inputs built to make redaction slow or trap.
+@Suite struct RedactionShapesTests {
+    let redactor = Redactor.standard
+
+    @Test(
+        "secrets in the shapes logs and messages take: other languages, markup, wrappers, stray quotes",
+        arguments: [
+            // A stray quote earlier in a message runs the quotes out of step.
+            #"{"error":"Unexpected token \" in JSON: {\"password\":\"hunter2\"}"}"#,
+            #"refresh failed: AuthError(token: Optional("hunter2.x.y"))"#,
+            "ValueError: bad payload {'username': 'bob', 'password': 'hunter2'}",
+            #"{"password"=>"hunter2"}"#,
+            "Array\n(\n    [password] => hunter2\n)",
+            "{\n    \"X-Auth-Token\" =     (\n        hunter2\n    );\n}",
+            "<Login><User>bob</User><Password>hunter2</Password></Login>",
+            "<soap:Envelope><ns:Token a=\"1\">hunter2</ns:Token></soap:Envelope>",
+            #"{\"path\":\"C:\\\\\",\"password\":\"hunter2\"}"#,
+            "the header was Bearer hunter2Abc.def and it expired",
+            "got eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJib2IifQ.hunter2sig back",
+            "password=<hunter2>", "password=<redacted>hunter2", "pwd2=hunter2", "smsCode=hunter2",
+            "verify_code=hunter2", "passphrase=hunter2", "code_verifier=hunter2", "Authentication: hunter2",
+            "ПАРОЛЬ=hunter2",
+        ])
+    func shapes(_ input: String) {
+        let redactor = self.redactor.adding(["пароль"])
+        let redacted = redactor.redact(text: input)
+        #expect(!redacted.contains("hunter2"), "\(redacted)")
+        #expect(!redactor.redact(body: Data(input.utf8), contentType: nil).contains("hunter2"))
+    }
+
+    @Test("JSON that does not start with a brace is still read as JSON: a byte order mark, JSONP")
+    func jsonWithAPrefix() {
+        for body in [
+            "\u{FEFF}{\"avatar\":\"https://cdn/x.png?v=2\",\"token\":\"hunter2\"}",
+            #"cb({"a":"x=1","token":"hunter2"})"#,
+        ] {
+            let redacted = redactor.redact(body: Data(body.utf8), contentType: "application/json")
+            #expect(!redacted.contains("hunter2"), "\(redacted)")
+            #expect(redacted.contains("https://cdn/x.png?v=2") == body.contains("https://cdn/x.png?v=2"))
+        }
+    }
+
+    @Test("a multipart body with bare line feeds, and a URL relative to its scheme")
+    func lenientShapes() {
+        let multipart = "--B\nContent-Disposition: form-data; name=\"password\"\n\nhunter2\n--B--\n"
+        let redacted = redactor.redact(body: Data(multipart.utf8), contentType: "multipart/form-data; boundary=B")
+        #expect(!redacted.contains("hunter2") && redacted.contains("name=\"password\"\n\n<redacted>\n--B--"))
+        #expect(redactor.redact(headers: ["Location": "//bob:hunter2@host/x"])["Location"] == "//<redacted>@host/x")
+    }
+
+    @Test("a message for the app's user keeps its words after a colon; the log hides them")
+    func prose() {
+        var error = NetworkError(.business, "The backend answered code 7.")
+        error.businessMessage = "Invalid token: please log in again"
+        #expect(error.localizedDescription == "Invalid token: please log in again")
+        error.businessMessage = "Wrong password: 2 attempts left"
+        #expect(error.localizedDescription == "Wrong password: 2 attempts left")
+        error.businessMessage = "Invalid token: eyJ4Yz.abc.def"
+        #expect(error.localizedDescription == "Invalid token: <redacted>")
+        #expect(redactor.redact(text: "Basic plan chosen, token: abc123") == "Basic plan chosen, token: <redacted>")
+    }
+
+    @Test("inputs built to be slow or to trap finish, each in one pass")
+    func hostileInputs() {
+        let backslashes = "/" + String(repeating: "\\", count: 200_000) + "/"
+        #expect(!redactor.redact(body: Data(backslashes.utf8), contentType: "text/plain").isEmpty)
+        #expect(redactor.redact(headers: ["Location": backslashes])["Location"]?.isEmpty == false)
+        let longPath = "https://h/" + String(repeating: "a", count: 1_000_000) + "%41"
+        #expect(redactor.redact(text: longPath).hasSuffix("%41"))
+        let boundary = String(repeating: "-", count: 100_000) + "x"
+        let dashes = Data(String(repeating: "-", count: 1_000_000).utf8)
+        #expect(!redactor.redact(body: dashes, contentType: "multipart/form-data; boundary=" + boundary).isEmpty)
+        #expect(redactor.redact(text: "token=abc", limit: -1) == "… (9 characters)")
+        var nested = String(repeating: "b", count: 100_000) + " y"
+        for _ in 0..<8 { nested = "a=" + PercentEncoding.encode(nested) + " y" }
+        #expect(redactor.redact(text: nested).hasSuffix(" y"))
+    }
+}
