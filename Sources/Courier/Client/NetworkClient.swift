@@ -224,6 +224,7 @@ public actor NetworkClient {
     nonisolated func makeRequest<Response>(_ endpoint: Endpoint<Response>) throws(NetworkError) -> HTTPRequest {
         var request = try endpoint.makeRequest(base: base, encoder: encoder, defaultTimeout: configuration.timeout)
         request.maximumResponseBodySize = endpoint.maximumResponseBodySize ?? configuration.maximumResponseBodySize
+        request.redactor = configuration.redactor
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(
                 request, redactor: configuration.redactor)

@@ -59,7 +59,9 @@ enum RedirectPolicy {
         if keepsBody && !isSameOrigin(from, to) { return nil }
         var headers = request.headers
         if !isSameOrigin(from, to) {
-            for field in request.headers where staysWithOrigin(field.name) { headers[field.name] = nil }
+            for field in request.headers where staysWithOrigin(field.name, request.redactor) {
+                headers[field.name] = nil
+            }
         }
         if !keepsBody { headers["Content-Type"] = nil }
         // Everything else (deadline, download target, limits, progress) carries over.
@@ -78,9 +80,9 @@ enum RedirectPolicy {
         a.origin == b.origin
     }
 
-    private static func staysWithOrigin(_ name: String) -> Bool {
+    private static func staysWithOrigin(_ name: String, _ redactor: Redactor) -> Bool {
         let lowered = name.lowercased()
         return lowered == "authorization" || lowered == "proxy-authorization" || lowered == "cookie"
-            || lowered == "host" || Redactor.standard.isSecret(lowered)
+            || lowered == "host" || redactor.isSecret(lowered)
     }
 }

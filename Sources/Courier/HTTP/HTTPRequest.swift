@@ -30,6 +30,9 @@ public struct HTTPRequest: Sendable {
     /// ``Endpoint/isIdempotent``; by default the method's). A transport must never repeat a
     /// request that is not, even on a kept-alive connection that turns out to be closed.
     public var isIdempotent: Bool
+    /// The names the sending client treats as secret (its ``NetworkClient/Configuration/redactor``):
+    /// headers with such names do not follow a redirect to another origin.
+    var redactor = Redactor.standard
 
     /// Creates a request.
     /// - Parameters:

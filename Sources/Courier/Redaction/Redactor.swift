@@ -16,8 +16,12 @@ import Foundation
 /// - A header's value is hidden when its name is secret, and otherwise redacted as text, so a
 ///   URL with a password in `Referer`, `Location` or `Link` loses it.
 /// - Free text, what none of the above recognizes (a message, a text body), is read for the
-///   same shapes: JSON strings and keys, also escaped inside other text; URLs; `name=value`
-///   and `name: value` pairs (`Authorization: Bearer …`).
+///   same shapes: JSON strings and keys, also escaped inside other text; URLs; `name=value`,
+///   `name: value` and `name => value` pairs (`Authorization: Bearer …`, Python, Ruby and
+///   Swift descriptions); elements with a secret name (`<Password>…</Password>`); the word
+///   after `Bearer` or `Basic`; JSON Web Tokens. In a message for the app's user
+///   (``NetworkError``'s `localizedDescription`), a plain word after a colon is kept:
+///   `Invalid token: please log in again`.
 ///
 /// Every output is cut to length only after it is redacted. The work is linear in the input;
 /// past ``inputLimit`` bytes the input is not shown. Values nested more than eight levels

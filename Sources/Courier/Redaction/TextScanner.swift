@@ -1,14 +1,19 @@
 /// Reads JSON, and free text as the fallback, token by token:
 ///
 /// - A string (`"…"` with JSON escapes, or one escaped inside other text, `\"…\"`,
-///   `\\\"…\\\"`) followed by `:` is a key: when its name is secret, its value (a string at the
-///   same level of escaping, an object or array to its closing bracket, or a bare word) is
-///   replaced by `"<redacted>"`. Any other string is decoded, read as a value and, when that
-///   hid something, written back with the same escaping.
+///   `\\\"…\\\"`) followed by `:`, `=` or `=>` is a key: when its name is secret, its value (a
+///   string at the same level of escaping, an object, array or parenthesized block to its
+///   closing bracket, or a bare word) is replaced by `"<redacted>"`. Any other string is
+///   decoded, read as a value and, when that hid something, written back with the same
+///   escaping.
 /// - A URL (from its `://`, whatever comes before) is read by ``RedactionPass/url(_:depth:)``.
-/// - `name=value` and `name: value` with a secret name: the value is hidden (a quoted value
-///   whole; `Authorization: Bearer …` both words; a header line to its end). A value under
-///   another name that is percent-encoded is decoded and read as a value.
+/// - `name=value`, `name: value` and `name => value` with a secret name (also `'name':` and a
+///   name whose opening quote a stray quote took): the value is hidden (a quoted value or a
+///   wrapper such as `Optional("…")` whole; `Authorization: Bearer …` both words; a header
+///   line to its end). A value under another name that is percent-encoded is decoded and read
+///   as a value.
+/// - The text of an element with a secret name (`<Password>…</Password>`), the word after
+///   `Bearer` or `Basic`, and a JSON Web Token are hidden.
 /// - A word that is percent-encoded is decoded and read as a value.
 struct TextScanner {
     let pass: RedactionPass
@@ -359,7 +364,10 @@ struct TextScanner {
         while nameEnd < input.count, Bytes.isNameByte(input[nameEnd]) || input[nameEnd] == UInt8(ascii: ":") {
             nameEnd += 1
         }
-        guard nameEnd > index + 1, pass.isSecret(input[(index + 1)..<nameEnd]),
+        // A tag: its name, then its end or its attributes (`<token=…>` is no tag).
+        guard nameEnd > index + 1, nameEnd < input.count,
+            input[nameEnd] == UInt8(ascii: ">") || input[nameEnd] == UInt8(ascii: "/") || Bytes.isSpace(input[nameEnd]),
+            pass.isSecret(input[(index + 1)..<nameEnd]),
             let close = input[nameEnd...].firstIndex(where: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "<") }),
             input[close] == UInt8(ascii: ">")
         else { return nil }

@@ -36,6 +36,26 @@ import Testing
         #expect(landed.headers["X-Trace"] == "trace-4")
     }
 
+    @Test("a header the client's redactor names secret does not follow a redirect to another origin either")
+    func crossOriginStripsConfiguredNames() async throws {
+        let backend = try Backend { $0.redactor = Redactor.standard.adding(["x-tenant"]) }
+        let other = try LoopbackServer()
+        defer {
+            backend.server.stop()
+            other.stop()
+        }
+        backend.server.route("/v1/go") { _ in
+            .init(status: 302, headers: ["Location": other.baseURL.absoluteString + "land"])
+        }
+        other.route("/land") { _ in .envelope(data: "landed") }
+        let headers: HTTPHeaders = ["X-Tenant": "T-1", "X-Trace": "trace-5"]
+        #expect(try await backend.client.send(Endpoint<String>.get("go", headers: headers)) == "landed")
+        #expect(backend.server.requests.first?.headers["X-Tenant"] == "T-1")
+        let landed = try #require(other.requests.first)
+        #expect(landed.headers["X-Tenant"] == nil)
+        #expect(landed.headers["X-Trace"] == "trace-5")
+    }
+
     @Test("a redirect's query goes back byte for byte; an endpoint's only where decoding would lose bytes")
     func queryKeptAsWritten() async throws {
         let backend = try Backend()

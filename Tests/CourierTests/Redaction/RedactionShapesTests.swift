@@ -51,6 +51,9 @@ import Testing
         let redacted = redactor.redact(body: Data(multipart.utf8), contentType: "multipart/form-data; boundary=B")
         #expect(!redacted.contains("hunter2") && redacted.contains("name=\"password\"\n\n<redacted>\n--B--"))
         #expect(redactor.redact(headers: ["Location": "//bob:hunter2@host/x"])["Location"] == "//<redacted>@host/x")
+        #expect(
+            redactor.redact(headers: ["Link": "<token=hunter2&page=1>; rel=\"next\""])["Link"]
+                == "<token=<redacted>&page=1>; rel=\"next\"")
     }
 
     @Test("a message for the app's user keeps its words after a colon; the log hides them")
