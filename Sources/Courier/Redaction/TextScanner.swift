@@ -24,6 +24,8 @@ struct TextScanner {
     /// The end of the last word found to hold no `%XX` escape: a word that starts before it
     /// ends there too, so it is not read again.
     private var plainWordEnd = 0
+    /// Whether the scanner is inside the tag of an element with a secret name.
+    private var insideSecretTag = false
 
     init(pass: RedactionPass, input: [UInt8], depth: Int) {
         self.pass = pass
@@ -48,9 +50,16 @@ struct TextScanner {
                 }
                 continue
             }
-            if byte == UInt8(ascii: "<"), let next = element(at: index) {
-                index = next
+            if byte == UInt8(ascii: ">"), insideSecretTag {
+                index = secretElementText(at: index)
                 continue
+            }
+            if byte == UInt8(ascii: "<") {
+                insideSecretTag = false
+                if let next = element(at: index) {
+                    index = next
+                    continue
+                }
             }
             if Bytes.isNameByte(byte) || byte == UInt8(ascii: "%"),
                 index == 0 || !(Bytes.isNameByte(input[index - 1]) || input[index - 1] == UInt8(ascii: "%"))
@@ -357,27 +366,40 @@ struct TextScanner {
         return end
     }
 
-    /// An XML or HTML element at `index` whose name is secret (`<Password>…</Password>`,
-    /// `<ns:Token a="1">…`): its text hidden, up to the next tag.
+    /// The start of an XML or HTML element at `index` whose name is secret (`<Password>`,
+    /// `<ns:Token a="1">`): its name is written, and its attributes are read as text; at the
+    /// tag's end, its text is hidden, up to the next tag (see ``run()``).
     private mutating func element(at index: Int) -> Int? {
         var nameEnd = index + 1
-        while nameEnd < input.count, Bytes.isNameByte(input[nameEnd]) || input[nameEnd] == UInt8(ascii: ":") {
+        while nameEnd < input.count,
+            Bytes.isNameByte(input[nameEnd])
+                || (input[nameEnd] == UInt8(ascii: ":") && nameEnd + 1 < input.count
+                    && Bytes.isLetter(input[nameEnd + 1]))
+        {
             nameEnd += 1
         }
         // A tag: its name, then its end or its attributes (`<token=…>` is no tag).
         guard nameEnd > index + 1, nameEnd < input.count,
             input[nameEnd] == UInt8(ascii: ">") || input[nameEnd] == UInt8(ascii: "/") || Bytes.isSpace(input[nameEnd]),
-            pass.isSecret(input[(index + 1)..<nameEnd]),
-            let close = input[nameEnd...].firstIndex(where: { $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "<") }),
-            input[close] == UInt8(ascii: ">")
+            pass.isSecret(input[(index + 1)..<nameEnd])
         else { return nil }
-        let end = input[close...].firstIndex(of: UInt8(ascii: "<")) ?? input.count
-        output += input[index...close]
-        if end > close + 1 {
+        output += input[index..<nameEnd]
+        insideSecretTag = true
+        return nameEnd
+    }
+
+    /// The end of a tag that ``element(at:)`` opened, at `index`: the element's text, up to the
+    /// next tag, hidden (none follows `/>`).
+    private mutating func secretElementText(at index: Int) -> Int {
+        insideSecretTag = false
+        output.append(input[index])
+        let end = input[(index + 1)...].firstIndex(of: UInt8(ascii: "<")) ?? input.count
+        if end > index + 1, input[index - 1] != UInt8(ascii: "/") {
             output += RedactionPass.placeholder
             changed = true
+            return end
         }
-        return end
+        return index + 1
     }
 
     /// The end of a quoted value (its quotes kept around the placeholder would mislead no

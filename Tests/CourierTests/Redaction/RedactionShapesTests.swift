@@ -54,6 +54,12 @@ import Testing
         #expect(
             redactor.redact(headers: ["Link": "<token=hunter2&page=1>; rel=\"next\""])["Link"]
                 == "<token=<redacted>&page=1>; rel=\"next\"")
+        #expect(
+            redactor.redact(headers: ["Link": "<Authorization: Bearer hunter2>; rel=\"next\""])["Link"]
+                == "<Authorization: <redacted>>; rel=\"next\"")
+        #expect(
+            redactor.redact(text: #"<ns:Token a="1" pin="hunter2">hunter3</ns:Token><Password/>next"#)
+                == #"<ns:Token a="1" pin=<redacted>><redacted></ns:Token><Password/>next"#)
     }
 
     @Test("a message for the app's user keeps its words after a colon; the log hides them")
