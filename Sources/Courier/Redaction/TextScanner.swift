@@ -26,6 +26,9 @@ struct TextScanner {
     private var plainWordEnd = 0
     /// Whether the scanner is inside the tag of an element with a secret name.
     private var insideSecretTag = false
+    /// Whether a name key of the current object named a secret (see ``nameKeys``); the object's
+    /// end forgets it.
+    private var secretValueFollows = false
 
     init(pass: RedactionPass, input: [UInt8], depth: Int) {
         self.pass = pass
@@ -50,6 +53,7 @@ struct TextScanner {
                 }
                 continue
             }
+            if byte == UInt8(ascii: "}") { secretValueFollows = false }
             if byte == UInt8(ascii: ">"), insideSecretTag {
                 index = secretElementText(at: index)
                 continue
@@ -120,8 +124,13 @@ struct TextScanner {
         var colon = extent.end
         while colon < input.count, Bytes.isSpace(input[colon]) { colon += 1 }
         if extent.closed, let separatorEnd = separatorEnd(at: colon) {
-            let name = level == 0 ? JSONText.decode(input[extent.content]) : Array(input[extent.content])
-            if pass.isSecret(name.filter { $0 != UInt8(ascii: "\\") }) {
+            let name = (level == 0 ? JSONText.decode(input[extent.content]) : Array(input[extent.content]))
+                .filter { $0 != UInt8(ascii: "\\") }
+            let lowered = String(decoding: name, as: UTF8.self).lowercased()
+            let namedSecret = secretValueFollows && Self.valueKeys.contains(lowered)
+            if Self.nameKeys.contains(lowered) { secretValueFollows = namesSecret(after: separatorEnd, level: level) }
+            if pass.isSecret(name) || namedSecret {
+                secretValueFollows = false
                 output += input[index..<separatorEnd]
                 var valueStart = separatorEnd
                 while valueStart < input.count, Bytes.isSpace(input[valueStart]) { valueStart += 1 }
@@ -132,6 +141,25 @@ struct TextScanner {
         }
         writeString(at: index, level: level, extent: extent)
         return extent.end
+    }
+
+    /// Keys that name the value of another key in the same object, as HAR files, form field
+    /// lists and environment lists write a pair: `{"name": "Authorization", "value": "…"}`.
+    private static let nameKeys: Set<String> = ["name", "header", "field"]
+    /// The keys whose value such a name names.
+    private static let valueKeys: Set<String> = ["value", "val", "content"]
+
+    /// Whether the value that starts after `start` (spaces skipped) is a string at `level`
+    /// holding a secret name.
+    private func namesSecret(after start: Int, level: Int) -> Bool {
+        var index = start
+        while index < input.count, Bytes.isSpace(input[index]) { index += 1 }
+        guard index < input.count, backslashRun(at: index) == level, index + level < input.count,
+            input[index + level] == UInt8(ascii: "\"")
+        else { return false }
+        let extent = stringExtent(at: index, level: level)
+        let content = level == 0 ? JSONText.decode(input[extent.content]) : Array(input[extent.content])
+        return content.count <= 128 && pass.isSecret(content.filter { $0 != UInt8(ascii: "\\") })
     }
 
     /// A string as it was, or its content redacted and escaped again as it was.

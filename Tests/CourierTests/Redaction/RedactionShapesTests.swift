@@ -45,6 +45,18 @@ import Testing
         }
     }
 
+    @Test("a secret name written as a value names the value beside it: HAR headers, field lists")
+    func namedValues() {
+        let har = #"{"headers":[{"name":"Authorization","value":"Bearer hunter2"},{"name":"Accept","value":"*/*"}]}"#
+        #expect(
+            redactor.redact(body: Data(har.utf8), contentType: "application/json")
+                == #"{"headers":[{"name":"Authorization","value":"<redacted>"},{"name":"Accept","value":"*/*"}]}"#)
+        let fields = #"[{"field": "api_key", "value": 12345}, {"field": "page", "value": 2}]"#
+        #expect(
+            redactor.redact(text: fields)
+                == #"[{"field": "api_key", "value": "<redacted>"}, {"field": "page", "value": 2}]"#)
+    }
+
     @Test("a multipart body with bare line feeds, and a URL relative to its scheme")
     func lenientShapes() {
         let multipart = "--B\nContent-Disposition: form-data; name=\"password\"\n\nhunter2\n--B--\n"
