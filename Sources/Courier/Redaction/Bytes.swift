@@ -7,15 +7,24 @@ enum Bytes {
     static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
     static let lineBreak = Array("\r\n".utf8)
 
-    /// A byte without which nothing secret can be told apart: a quote, a backslash, `=`, `:`,
-    /// `%`, `{`, `[`, `<` (an element), or a space (`Bearer …`).
+    /// A byte without which no name can be told apart: a quote, a backslash, `=`, `:`, `%`,
+    /// `{`, `[` or `<` (an element).
     static func isStructural(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "%"),
-            UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "<"), 0x20:
+            UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "<"):
             true
         default: false
         }
+    }
+
+    /// Whether text may hold a credential that needs no name: a JSON Web Token (`eyJ`), or a
+    /// word after `Bearer` or `Basic`.
+    static func mayHoldCredential(_ s: ArraySlice<UInt8>) -> Bool {
+        if contains(s, Array("eyJ".utf8)) { return true }
+        guard s.contains(0x20) else { return false }
+        let lowered = s.map { $0 | 0x20 }
+        return contains(lowered[...], Array("bearer ".utf8)) || contains(lowered[...], Array("basic ".utf8))
     }
 
     /// Space, tab, carriage return or line feed.

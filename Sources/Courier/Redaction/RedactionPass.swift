@@ -20,8 +20,9 @@ struct RedactionPass {
     /// A value of unknown shape: JSON, a URL, a form or query, a percent-encoded value, or
     /// text.
     func value(_ s: ArraySlice<UInt8>, depth: Int) -> [UInt8]? {
-        // Nothing secret can be told apart without one of these.
-        guard s.contains(where: Bytes.isStructural) || Bytes.hasPrefix(s, Array("eyJ".utf8)) else { return nil }
+        // Nothing secret can be told apart without one of these, or a credential that needs no
+        // name (most values, words and spaces, are let through here).
+        guard s.contains(where: Bytes.isStructural) || Bytes.mayHoldCredential(s) else { return nil }
         guard depth <= Self.maximumDepth else { return Self.placeholder }
         // A byte order mark and spaces before the value say nothing of its shape.
         var first = s.startIndex
