@@ -22,9 +22,20 @@ enum Bytes {
     /// word after `Bearer` or `Basic`.
     static func mayHoldCredential(_ s: ArraySlice<UInt8>) -> Bool {
         if contains(s, Array("eyJ".utf8)) { return true }
-        guard s.contains(0x20) else { return false }
-        let lowered = s.map { $0 | 0x20 }
-        return contains(lowered[...], Array("bearer ".utf8)) || contains(lowered[...], Array("basic ".utf8))
+        var index = s.startIndex
+        while let b = s[index...].firstIndex(where: { $0 | 0x20 == UInt8(ascii: "b") }) {
+            if hasPrefixIgnoringCase(s[b...], "bearer ") || hasPrefixIgnoringCase(s[b...], "basic ") { return true }
+            index = b + 1
+        }
+        return false
+    }
+
+    /// Whether `s` starts with `prefix` (lower-case ASCII), in any case.
+    private static func hasPrefixIgnoringCase(_ s: ArraySlice<UInt8>, _ prefix: StaticString) -> Bool {
+        guard s.count >= prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { expected in
+            zip(s, expected).allSatisfy { $0 == $1 || ($0 | 0x20 == $1 && Bytes.isLetter($0)) }
+        }
     }
 
     /// Space, tab, carriage return or line feed.

@@ -30,7 +30,7 @@ struct SecretNames {
             name.contains { $0 >= 0x80 }
             ? Array(String(decoding: name, as: UTF8.self).lowercased().utf8)
             : name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
-        let joined = lowered.filter(Self.isWordByte)
+        let joined = lowered.allSatisfy(Self.isWordByte) ? lowered : lowered.filter(Self.isWordByte)
         for needle in anywhere where Self.contains(joined, needle) { return true }
         guard !words.isEmpty else { return false }
         // Words: runs of letters and digits, split again where a lower-case letter or a digit

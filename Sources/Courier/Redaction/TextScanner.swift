@@ -126,7 +126,8 @@ struct TextScanner {
         if extent.closed, let separatorEnd = separatorEnd(at: colon) {
             let name = (level == 0 ? JSONText.decode(input[extent.content]) : Array(input[extent.content]))
                 .filter { $0 != UInt8(ascii: "\\") }
-            let lowered = String(decoding: name, as: UTF8.self).lowercased()
+            // Short keys only: a name or value key is a word.
+            let lowered = name.count <= 8 ? name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 } : []
             let namedSecret = secretValueFollows && Self.valueKeys.contains(lowered)
             if Self.nameKeys.contains(lowered) { secretValueFollows = namesSecret(after: separatorEnd, level: level) }
             if pass.isSecret(name) || namedSecret {
@@ -145,9 +146,9 @@ struct TextScanner {
 
     /// Keys that name the value of another key in the same object, as HAR files, form field
     /// lists and environment lists write a pair: `{"name": "Authorization", "value": "…"}`.
-    private static let nameKeys: Set<String> = ["name", "header", "field"]
+    private static let nameKeys: Set<[UInt8]> = [Array("name".utf8), Array("header".utf8), Array("field".utf8)]
     /// The keys whose value such a name names.
-    private static let valueKeys: Set<String> = ["value", "val", "content"]
+    private static let valueKeys: Set<[UInt8]> = [Array("value".utf8), Array("val".utf8), Array("content".utf8)]
 
     /// Whether the value that starts after `start` (spaces skipped) is a string at `level`
     /// holding a secret name.
