@@ -83,6 +83,6 @@ enum RedirectPolicy {
     private static func staysWithOrigin(_ name: String, _ redactor: Redactor) -> Bool {
         let lowered = name.lowercased()
         return lowered == "authorization" || lowered == "proxy-authorization" || lowered == "cookie"
-            || lowered == "host" || redactor.isSecret(lowered)
+            || lowered == "host" || Redactor.standard.isSecret(name) || redactor.isSecret(name)
     }
 }

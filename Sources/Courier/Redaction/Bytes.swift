@@ -38,6 +38,17 @@ enum Bytes {
         }
     }
 
+    /// A character of a JSON Web Token: base64url and dots.
+    static func isJWTByte(_ byte: UInt8) -> Bool {
+        isLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            || byte == UInt8(ascii: ".")
+    }
+
+    /// Whether `s` is a JSON Web Token: `eyJ`, then base64url with two dots.
+    static func isJWT(_ s: ArraySlice<UInt8>) -> Bool {
+        hasPrefix(s, Array("eyJ".utf8)) && s.allSatisfy(isJWTByte) && s.filter { $0 == UInt8(ascii: ".") }.count >= 2
+    }
+
     /// Space, tab, carriage return or line feed.
     static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D

@@ -148,6 +148,9 @@ struct RedactionPass {
             if fragment.contains(UInt8(ascii: "=")), let redacted = form(fragment, depth: depth) {
                 output += redacted
                 changed = true
+            } else if Bytes.isJWT(fragment) {
+                output += Self.placeholder
+                changed = true
             } else {
                 output += fragment
             }
@@ -176,7 +179,8 @@ struct RedactionPass {
     /// A path, with the values of secret segment parameters (`/app;jsessionid=…/x`) hidden,
     /// and a segment that is percent-encoded (a URL a proxy forwards to) read decoded.
     private func pathParameters(_ s: ArraySlice<UInt8>, depth: Int, into output: inout [UInt8]) -> Bool {
-        guard s.contains(UInt8(ascii: ";")) || PercentEncoding.hasEscape(s) else {
+        guard s.contains(UInt8(ascii: ";")) || PercentEncoding.hasEscape(s) || Bytes.contains(s, Array("eyJ".utf8))
+        else {
             output += s
             return false
         }
@@ -188,7 +192,10 @@ struct RedactionPass {
             let end = s[(index + 1)...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ";") } ?? s.endIndex
             guard s[index] == UInt8(ascii: ";") else {
                 let segment = s[(index + 1)..<end]
-                if s[index] == UInt8(ascii: "/"), PercentEncoding.hasEscape(segment),
+                if s[index] == UInt8(ascii: "/"), Bytes.isJWT(segment) {
+                    output += Self.placeholder
+                    changed = true
+                } else if s[index] == UInt8(ascii: "/"), PercentEncoding.hasEscape(segment),
                     let redacted = encoded(segment, depth: depth)
                 {
                     output += redacted
@@ -228,9 +235,10 @@ struct RedactionPass {
             let part = s[(start + delimiter.count)..<partEnd]
             // Headers, a blank line, the content, and the line break before the next delimiter
             // (CR LF, or LF alone from a lenient sender).
-            let blank =
-                Bytes.firstRange(of: Bytes.blankLine, in: part)
-                ?? Bytes.firstRange(of: [0x0A, 0x0A], in: part)
+            let blank = [
+                Bytes.firstRange(of: Bytes.blankLine, in: part), Bytes.firstRange(of: [0x0A, 0x0A], in: part),
+            ]
+            .compactMap { $0 }.min { $0.lowerBound < $1.lowerBound }
             guard let blank else {
                 if let redacted = value(part, depth: 1) {
                     output += redacted

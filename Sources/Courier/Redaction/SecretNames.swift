@@ -62,9 +62,12 @@ struct SecretNames {
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
-    /// Whether one word is a short name or ends with one.
+    /// Whether one word is a short name or ends with one, also in the plural (`pins`, `keys`).
     private func matchesWord(_ word: ArraySlice<UInt8>) -> Bool {
-        words.contains { needle in word.count >= needle.count && word.suffix(needle.count).elementsEqual(needle) }
+        let singular = word.last == UInt8(ascii: "s") ? word.dropLast() : word
+        return words.contains { needle in
+            [word, singular].contains { $0.count >= needle.count && $0.suffix(needle.count).elementsEqual(needle) }
+        }
     }
 
     private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {

@@ -46,6 +46,17 @@ extension TextScanner {
             }
         }
         while separator < input.count, input[separator] == 0x20 || input[separator] == 0x09 { separator += 1 }
+        // A secret name around its value, as Swift prints an enumeration's case: `.password("…")`.
+        if !quoted, separator == nameEnd, separator < input.count, input[separator] == UInt8(ascii: "("),
+            pass.isSecret(input[index..<nameEnd])
+        {
+            output += input[index...separator]
+            output += RedactionPass.placeholder
+            changed = true
+            let end = blockEnd(at: separator, level: 0)
+            if end > separator + 1, input[end - 1] == UInt8(ascii: ")") { output.append(input[end - 1]) }
+            return end
+        }
         guard let separatorEnd = separatorEnd(at: separator) else { return nil }
         let equals = input[separator] == UInt8(ascii: "=")
         guard pass.isSecret(input[index..<nameEnd]) else {
@@ -60,7 +71,7 @@ extension TextScanner {
         var valueStart = separatorEnd
         while valueStart < input.count, input[valueStart] == 0x20 || input[valueStart] == 0x09 { valueStart += 1 }
         let end: Int
-        if !equals, !quoted, index == 0 || input[index - 1] == 0x0A || input[index - 1] == 0x0D {
+        if !equals, !quoted, startsLine(index) {
             // A header line: its value runs to the line's end.
             end = input[valueStart...].firstIndex { $0 == 0x0A || $0 == 0x0D } ?? input.count
         } else {
@@ -75,6 +86,19 @@ extension TextScanner {
         return end
     }
 
+    /// Whether only spaces, tabs and the arrows of a verbose dump (`> `, `< `) come before
+    /// `index` on its line: a header line.
+    private func startsLine(_ index: Int) -> Bool {
+        var before = index
+        while before > 0, input[before - 1] == 0x20 || input[before - 1] == 0x09 { before -= 1 }
+        if before < index, before > 0, input[before - 1] == UInt8(ascii: ">") || input[before - 1] == UInt8(ascii: "<")
+        {
+            before -= 1
+            while before > 0, input[before - 1] == 0x20 || input[before - 1] == 0x09 { before -= 1 }
+        }
+        return before == 0 || input[before - 1] == 0x0A || input[before - 1] == 0x0D
+    }
+
     /// Whether a word reads as prose rather than as a secret: lower-case letters only, or a
     /// number of fewer than four digits.
     private func isProse(_ word: Range<Int>) -> Bool {
@@ -87,20 +111,22 @@ extension TextScanner {
     /// prose), and a JSON Web Token (`eyJ…` with two dots).
     mutating func credentialWord(at index: Int) -> Int? {
         var nameEnd = index
-        while nameEnd < input.count, Bytes.isLetter(input[nameEnd]) { nameEnd += 1 }
+        while nameEnd < input.count, nameEnd - index <= 6, Bytes.isLetter(input[nameEnd]) { nameEnd += 1 }
         let name = input[index..<nameEnd].map { $0 | 0x20 }
         if name.elementsEqual("bearer".utf8) || name.elementsEqual("basic".utf8), nameEnd + 1 < input.count,
             input[nameEnd] == 0x20
         {
             let end = wordEnd(from: nameEnd + 1)
-            guard end > nameEnd + 1, !isProse((nameEnd + 1)..<end) else { return nil }
+            guard end > nameEnd + 1, !(pass.keepsProse && isProse((nameEnd + 1)..<end)) else { return nil }
             output += input[index...nameEnd]
             output += RedactionPass.placeholder
             changed = true
             return end
         }
         guard Bytes.hasPrefix(input[index...], Array("eyJ".utf8)) else { return nil }
-        let end = wordEnd(from: index)
+        // Its characters (base64url and dots) are name bytes, so no word starts among them and
+        // each is read once.
+        let end = input[index...].firstIndex { !Bytes.isJWTByte($0) } ?? input.count
         guard input[index..<end].filter({ $0 == UInt8(ascii: ".") }).count >= 2 else { return nil }
         output += RedactionPass.placeholder
         changed = true

@@ -129,9 +129,11 @@ struct TextScanner {
             // Short keys only: a name or value key is a word.
             let lowered = name.count <= 8 ? name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 } : []
             let namedSecret = secretValueFollows && Self.valueKeys.contains(lowered)
-            if Self.nameKeys.contains(lowered) { secretValueFollows = namesSecret(after: separatorEnd, level: level) }
+            let namesNext = Self.nameKeys.contains(lowered) && namesSecret(after: separatorEnd, level: level)
+            if Self.nameKeys.contains(lowered) { secretValueFollows = namesNext }
             if pass.isSecret(name) || namedSecret {
-                secretValueFollows = false
+                // `{"key": "X-Api-Key", "value": …}`: the label is hidden, and names the value.
+                secretValueFollows = namesNext
                 output += input[index..<separatorEnd]
                 var valueStart = separatorEnd
                 while valueStart < input.count, Bytes.isSpace(input[valueStart]) { valueStart += 1 }
@@ -146,7 +148,9 @@ struct TextScanner {
 
     /// Keys that name the value of another key in the same object, as HAR files, form field
     /// lists and environment lists write a pair: `{"name": "Authorization", "value": "…"}`.
-    private static let nameKeys: Set<[UInt8]> = [Array("name".utf8), Array("header".utf8), Array("field".utf8)]
+    private static let nameKeys: Set<[UInt8]> = [
+        Array("name".utf8), Array("key".utf8), Array("header".utf8), Array("field".utf8),
+    ]
     /// The keys whose value such a name names.
     private static let valueKeys: Set<[UInt8]> = [Array("value".utf8), Array("val".utf8), Array("content".utf8)]
 
@@ -234,7 +238,7 @@ struct TextScanner {
 
     /// Where the object, array or parenthesized block that opens at `start` closes (or the end),
     /// strings at `level` inside it skipped.
-    private func blockEnd(at start: Int, level: Int) -> Int {
+    func blockEnd(at start: Int, level: Int) -> Int {
         var nesting = 0
         var index = start
         while index < input.count {
