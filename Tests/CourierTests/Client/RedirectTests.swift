@@ -12,23 +12,14 @@ import Testing
 
     @Test("credentials, and a Host set for the first origin, do not follow a redirect to another; other headers do")
     func crossOriginStripsCredentials() async throws {
-        let backend = try Backend()
-        let other = try LoopbackServer()
-        defer {
-            backend.server.stop()
-            other.stop()
+        let hop = try await Self.redirectToAnotherOrigin { port in
+            var headers = Self.secretHeaders
+            headers["Host"] = "127.0.0.1:\(port)"
+            return headers
         }
-        backend.server.route("/v1/go") { _ in
-            .init(status: 302, headers: ["Location": other.baseURL.absoluteString + "land"])
-        }
-        other.route("/land") { _ in .envelope(data: "landed") }
-        var headers = Self.secretHeaders
-        headers["Host"] = "127.0.0.1:\(backend.server.port)"
-        let result = try await backend.client.send(Endpoint<String>.get("go", headers: headers))
-        #expect(result == "landed")
-        #expect(backend.server.requests.first?.headers["Host"] == headers["Host"])
-        let landed = try #require(other.requests.first)
-        #expect(landed.headers["Host"] == "127.0.0.1:\(other.port)")
+        #expect(hop.first.headers["Host"] == "127.0.0.1:\(hop.firstPort)")
+        let landed = hop.landed
+        #expect(landed.headers["Host"] == "127.0.0.1:\(hop.landedPort)")
         #expect(landed.headers["Authorization"] == nil)
         #expect(landed.headers["token"] == nil)
         #expect(landed.headers["Cookie"] == nil)
@@ -40,7 +31,24 @@ import Testing
         "a header the client's redactor names secret does not follow a redirect to another origin either",
         arguments: [Redactor.standard.adding(["x-tenant"]), Redactor(names: ["x-tenant"])])
     func crossOriginStripsConfiguredNames(_ redactor: Redactor) async throws {
-        let backend = try Backend { $0.redactor = redactor }
+        // A name the standard redactor hides is dropped even when the client's does not hide it.
+        let hop = try await Self.redirectToAnotherOrigin(
+            configure: { $0.redactor = redactor },
+            headers: { _ in ["X-Tenant": "T-1", "X-Trace": "trace-5", "X-OtpValue": "O-1"] })
+        #expect(hop.first.headers["X-Tenant"] == "T-1")
+        #expect(hop.landed.headers["X-Tenant"] == nil && hop.landed.headers["X-OtpValue"] == nil)
+        #expect(hop.landed.headers["X-Trace"] == "trace-5")
+    }
+
+    /// What two servers received when a GET with `headers` (given the first server's port) was
+    /// answered `302` to the other, which answered "landed".
+    private static func redirectToAnotherOrigin(
+        configure: (inout NetworkClient.Configuration) -> Void = { _ in },
+        headers: (_ firstPort: Int) -> HTTPHeaders
+    ) async throws -> (
+        first: LoopbackServer.Request, firstPort: Int, landed: LoopbackServer.Request, landedPort: Int
+    ) {
+        let backend = try Backend(configure: configure)
         let other = try LoopbackServer()
         defer {
             backend.server.stop()
@@ -50,13 +58,12 @@ import Testing
             .init(status: 302, headers: ["Location": other.baseURL.absoluteString + "land"])
         }
         other.route("/land") { _ in .envelope(data: "landed") }
-        // A name the standard redactor hides is dropped even when the client's does not hide it.
-        let headers: HTTPHeaders = ["X-Tenant": "T-1", "X-Trace": "trace-5", "X-OtpValue": "O-1"]
-        #expect(try await backend.client.send(Endpoint<String>.get("go", headers: headers)) == "landed")
-        #expect(backend.server.requests.first?.headers["X-Tenant"] == "T-1")
+        let result = try await backend.client.send(
+            Endpoint<String>.get("go", headers: headers(backend.server.port)))
+        #expect(result == "landed")
+        let first = try #require(backend.server.requests.first)
         let landed = try #require(other.requests.first)
-        #expect(landed.headers["X-Tenant"] == nil && landed.headers["X-OtpValue"] == nil)
-        #expect(landed.headers["X-Trace"] == "trace-5")
+        return (first, backend.server.port, landed, other.port)
     }
 
     @Test("a redirect's query goes back byte for byte; an endpoint's only where decoding would lose bytes")
