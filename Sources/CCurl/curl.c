@@ -26,6 +26,7 @@ static struct {
     void (*easy_cleanup)(courier_curl_easy *);
     int (*easy_setopt)(courier_curl_easy *, int, ...);
     int (*easy_getinfo)(courier_curl_easy *, int, ...);
+    int (*easy_pause)(courier_curl_easy *, int);
     const char *(*easy_strerror)(int);
     courier_curl_slist *(*slist_append)(courier_curl_slist *, const char *);
     void (*slist_free_all)(courier_curl_slist *);
@@ -68,6 +69,7 @@ static void load(void) {
     LOAD(easy_cleanup, "curl_easy_cleanup");
     LOAD(easy_setopt, "curl_easy_setopt");
     LOAD(easy_getinfo, "curl_easy_getinfo");
+    LOAD(easy_pause, "curl_easy_pause");
     LOAD(easy_strerror, "curl_easy_strerror");
     LOAD(slist_append, "curl_slist_append");
     LOAD(slist_free_all, "curl_slist_free_all");
@@ -120,6 +122,7 @@ int courier_curl_getinfo_offset(courier_curl_easy *easy, int info, int64_t *valu
     return curl.easy_getinfo(easy, info, value);
 }
 const char *courier_curl_easy_strerror(int code) { return curl.easy_strerror(code); }
+int courier_curl_easy_pause(courier_curl_easy *easy, int bitmask) { return curl.easy_pause(easy, bitmask); }
 
 int courier_curl_last_socket(courier_curl_easy *easy) {
     int socket = -1;  // curl_socket_t is an int on Linux

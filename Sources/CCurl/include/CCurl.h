@@ -34,6 +34,8 @@ int courier_curl_setopt_function(courier_curl_easy *easy, int option, void (*fun
 int courier_curl_getinfo_long(courier_curl_easy *easy, int info, long *value);
 int courier_curl_getinfo_offset(courier_curl_easy *easy, int info, int64_t *value);
 const char *courier_curl_easy_strerror(int code);
+/// Pauses receiving (`COURIER_CURLPAUSE_RECV`) or lets a transfer go on (`COURIER_CURLPAUSE_CONT`).
+int courier_curl_easy_pause(courier_curl_easy *easy, int bitmask);
 /// The socket of the connection `easy` last used (after its transfer), or -1.
 int courier_curl_last_socket(courier_curl_easy *easy);
 /// When `socket` is still the connection from `local_port` to `peer_port` and holds bytes
@@ -136,6 +138,9 @@ enum {
     COURIER_CURLPROTO_HTTPS = 2,
     COURIER_CURL_READFUNC_ABORT = 0x10000000,
     COURIER_CURL_WRITEFUNC_ERROR = -1,
+    COURIER_CURL_WRITEFUNC_PAUSE = 0x10000001,
+    COURIER_CURLPAUSE_RECV = 1,
+    COURIER_CURLPAUSE_CONT = 0,
 };
 
 // Result codes (CURLE_*) Courier maps to its own errors.

@@ -33,6 +33,10 @@ public struct HTTPRequest: Sendable {
     /// The names the sending client treats as secret (its ``NetworkClient/Configuration/redactor``):
     /// headers with such names do not follow a redirect to another origin.
     var redactor = Redactor.standard
+    /// Set when the caller reads the answer's body as it arrives (``NetworkClient/stream(_:)``):
+    /// a transport that can streams a 2xx answer into a channel (see ``StreamRequest``); one
+    /// that cannot returns it whole, which the client hands on as one piece.
+    var streaming: StreamRequest?
 
     /// Creates a request.
     /// - Parameters:

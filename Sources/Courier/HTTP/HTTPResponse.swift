@@ -20,6 +20,9 @@ public struct HTTPResponse: Sendable {
     /// The shared transfer the answer came from, when identical requests shared it: their
     /// callers store it in the cache once.
     var sharedTransfer: SharedTransferMark?
+    /// The body still arriving, for a request that asked for a streamed answer
+    /// (``HTTPRequest/streaming``); ``body`` is empty then.
+    var streamedBody: ResponseBodyStream.Reading?
 
     /// The most bytes of header lines a transport accepts for one answer (interim `1xx`
     /// answers included): 256 KiB. A larger header block fails with

@@ -28,7 +28,16 @@ struct SessionLayer: Interceptor {
             return try await next(request)
         }
         let logIns = !context.skippedLayers.contains(.reLogin)
-        var response = try await next(try attaching(sent.credential.accessToken, to: request))
+        var response: HTTPResponse
+        if let streaming = request.streaming, let answer = streaming.sessionAnswer {
+            // An event of a stream carried the code: acted on as if this request's answer had,
+            // for the credential the stream's connection was sent with.
+            if let previous = streaming.previouslySent { sent = previous }
+            response = answer
+        } else {
+            response = try await next(try attaching(sent.credential.accessToken, to: request))
+            request.streaming?.sent = sent
+        }
         var (refreshed, loggedIn, caughtUp) = (false, false, false)
         while let reaction = session.reaction(to: response, context, logIns: logIns) {
             switch reaction {
@@ -52,6 +61,7 @@ struct SessionLayer: Interceptor {
                 sent = try await session.renewed(after: sent, in: epoch, for: .logIn(cause), client: client())
             }
             response = try await next(try attaching(sent.credential.accessToken, to: request))
+            request.streaming?.sent = sent
         }
         return response
     }

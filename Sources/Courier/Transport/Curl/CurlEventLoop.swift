@@ -16,6 +16,7 @@
         private let lock = NSLock()
         private var additions: [CurlTransfer] = []
         private var removals: [CurlTransfer] = []
+        private var resumptions: [CurlTransfer] = []
         private var stopping = false
         private var active: [OpaquePointer: CurlTransfer] = [:] {
             didSet { lock.withLock { handles = active.count } }
@@ -63,6 +64,12 @@
             wake()
         }
 
+        /// Lets a transfer paused for its streamed body's reader go on.
+        func resume(_ transfer: CurlTransfer) {
+            lock.withLock { resumptions.append(transfer) }
+            wake()
+        }
+
         /// Stops every transfer and ends the thread; waits for it.
         func shutDown() {
             lock.withLock { stopping = true }
@@ -80,12 +87,13 @@
         private func run() {
             var running: Int32 = 0
             while true {
-                let (adding, removing, stop) = lock.withLock {
+                let (adding, removing, resuming, stop) = lock.withLock {
                     defer {
                         additions.removeAll()
                         removals.removeAll()
+                        resumptions.removeAll()
                     }
-                    return (additions, removals, stopping)
+                    return (additions, removals, resumptions, stopping)
                 }
                 // A transfer cancelled between its start and its hand-over is never sent.
                 for transfer in adding where transfer.isRunning {
@@ -100,6 +108,10 @@
                 // Removing a handle libcurl holds fails only for a handle it does not hold.
                 for transfer in removing where active.removeValue(forKey: transfer.easy) != nil {
                     _ = courier_curl_multi_remove_handle(multi, transfer.easy)
+                }
+                // libcurl delivers the piece it kept, then reads the socket again.
+                for transfer in resuming where active[transfer.easy] != nil {
+                    _ = courier_curl_easy_pause(transfer.easy, Int32(COURIER_CURLPAUSE_CONT))
                 }
                 if stop { break }
                 let performed = courier_curl_multi_perform(multi, &running)

@@ -13,6 +13,8 @@
             case idle
             case stoppedBeforeStart(NetworkError)
             case running(CheckedContinuation<HTTPResponse, any Error>)
+            /// The caller has the head; the body goes on into the channel.
+            case streaming(ByteChannel)
             case finished
         }
 
@@ -32,6 +34,11 @@
         /// Kept-alive connections to check before sending; `nil` over TLS.
         private var keptConnections: KeptConnections?
         private let sink: ResponseBodySink
+        /// Set when the caller reads a 2xx body as it arrives.
+        let streaming: StreamRequest?
+        /// What resumes the paused transfer and what stops it, for a streamed body (set by the
+        /// transport before the transfer starts; both hold the transfer weakly).
+        var streamControl: (resume: @Sendable () -> Void, stop: @Sendable (NetworkError) -> Void)?
         private let progress: ProgressReporter?
         private let uploadLength: Int64
         private let deadline: Duration
@@ -67,6 +74,7 @@
             self.progress = request.progress
             // libcurl decodes only answers in memory (see `configure`).
             self.sink = ResponseBodySink(for: request, decodesContent: request.download == nil)
+            self.streaming = request.streaming
             self.uploadLength = body.length
             self.deadline = deadline
             self.faults = faults
@@ -136,7 +144,12 @@
             try set(Int32(COURIER_CURLOPT_HTTP_VERSION), Int(COURIER_CURL_HTTP_VERSION_2TLS))
             // A year at most: a caller's "no timeout" (`.seconds(Int64.max)`) must not overflow.
             let milliseconds = max(1, Int(min(timeout.seconds * 1000, 3.2e10).rounded(.up)))
-            try set(Int32(COURIER_CURLOPT_TIMEOUT_MS), milliseconds)
+            // A streamed answer has no overall deadline: the transport times its head instead.
+            if request.streaming == nil {
+                try set(Int32(COURIER_CURLOPT_TIMEOUT_MS), milliseconds)
+            } else {
+                try set(Int32(COURIER_CURLOPT_CONNECTTIMEOUT_MS), milliseconds)
+            }
             try set(Int32(COURIER_CURLOPT_ERRORBUFFER), pointer: errorBuffer)
             try configureTLS(tls, for: url)
             // A proxy's answer to CONNECT is not the server's answer (it would begin the body).
@@ -350,15 +363,39 @@
                 lock.unlock()
                 continuation.resume(throwing: answer)
                 return true
+            case .streaming(let channel):
+                state = .finished
+                lock.unlock()
+                channel.finish(error)
+                return true
             case .stoppedBeforeStart, .finished:
                 lock.unlock()
                 return false
             }
         }
 
+        /// ``stop(_:)`` for a caller still waiting for the head (the head's deadline, the caller's
+        /// cancellation): a body already streaming belongs to its reader.
+        func stopUnlessStreaming(_ error: NetworkError) -> Bool {
+            let streams = lock.withLock {
+                if case .streaming = state { return true }
+                return false
+            }
+            return streams ? false : stop(error)
+        }
+
         /// Ends the transfer with libcurl's result (on the loop thread).
         func complete(result: Int32) {
             lock.lock()
+            if case .streaming(let channel) = state {
+                state = .finished
+                let failure =
+                    failure
+                    ?? (result == Int32(COURIER_CURLE_OK)
+                        ? nil : CurlErrors.error(for: result, detail: detail, deadline: deadline))
+                lock.unlock()
+                return channel.finish(failure.map(attachingHead))
+            }
             guard case .running(let continuation) = state else {
                 lock.unlock()
                 return
@@ -417,16 +454,24 @@
         /// Parsed as bytes: this runs for every header of every answer on the loop thread.
         fileprivate func receiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
             lock.lock()
-            defer { lock.unlock() }
-            guard case .running = state else { return false }
+            switch state {
+            case .running, .streaming: break
+            default:
+                lock.unlock()
+                return false
+            }
             headerBytes += line.count
             guard headerBytes <= HTTPResponse.maximumHeaderSize else {
                 failure = NetworkError(
                     .responseTooLarge, "The answer's header is larger than \(HTTPResponse.maximumHeaderSize) bytes.")
+                lock.unlock()
                 return false
             }
             // After the head only trailers of a chunked body come: never a new answer.
-            guard !headComplete else { return true }
+            guard !headComplete else {
+                lock.unlock()
+                return true
+            }
             let text = CurlHeaderLine(line)
             if let code = text.statusCode {
                 status = code
@@ -437,33 +482,65 @@
                 headers.append(name: name, value: value)
             } else if text.isBlank, status >= 200, !headComplete {
                 headComplete = true
+                // A streamed body has no size limit and no destination: its reader bounds it.
+                if streaming != nil, StreamRequest.streams(status: status, headers: headers),
+                    case .running(let continuation) = state
+                {
+                    return openStream(answering: continuation)
+                }
                 do throws(NetworkError) {
                     try sink.begin(status: status, headers: headers)
                 } catch {
                     failure = error
+                    lock.unlock()
                     return false
                 }
             }
+            lock.unlock()
             return true
         }
 
-        /// A piece of the body. Returns false to abort the transfer.
-        fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        /// Answers the caller with the head of a streamed answer; its body goes into a channel
+        /// from now on. Called with `lock` held; releases it.
+        private func openStream(answering continuation: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
+            let channel = streaming?.makeChannel() ?? ByteChannel()
+            state = .streaming(channel)
+            var response = HTTPResponse(status: status, headers: headers, url: nil)
+            response.httpVersion = version
+            response.streamedBody = ResponseBodyStream.Reading(channel)
+            let control = streamControl
+            lock.unlock()
+            if let control { channel.connect(onDemand: control.resume, onCancel: control.stop) }
+            continuation.resume(returning: response)
+            return true
+        }
+
+        /// A piece of the body. Returns what libcurl takes: the count (taken), 0 (abort), or
+        /// `CURL_WRITEFUNC_PAUSE` (a streamed body's reader is behind: libcurl keeps the piece
+        /// and stops reading the socket until the reader catches up and the loop resumes it).
+        fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
             lock.lock()
             defer { lock.unlock() }
-            guard case .running = state else { return false }
+            if case .streaming(let channel) = state {
+                switch channel.offer(Data(bytes)) {
+                case .taken: return bytes.count
+                case .full: return Int(COURIER_CURL_WRITEFUNC_PAUSE)
+                case .closed: return 0
+                }
+            }
+            guard case .running = state else { return 0 }
             // libcurl passes on bytes after a head Courier did not take as final (a `101`, a
             // status line it reads otherwise): no limit or destination holds for them yet.
             guard headComplete else {
                 failure = NetworkError(.transport, "The server sent a body without a complete, final answer head.")
-                return false
+                return 0
             }
             do throws(NetworkError) {
                 try sink.append(Data(bytes))
-                return true
+                return bytes.count
             } catch {
                 failure = error
-                return false
+                return 0
             }
         }
 
@@ -505,7 +582,7 @@
         @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
             data, size, count, user in
             let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
-            return transfer(user).receiveBody(bytes) ? size * count : 0
+            return transfer(user).receiveBody(bytes)
         }
 
     private let curlReadCallback:

@@ -146,27 +146,58 @@
                 return try await perform(
                     CurlTransfer(
                         request: request, body: body, timeout: timeout, deadline: deadline, tls: options.tls,
-                        cookieJar: cookieJar, keptConnections: loop.keptConnections, faults: faults))
+                        cookieJar: cookieJar, keptConnections: loop.keptConnections, faults: faults),
+                    timeout: timeout)
             } catch is CurlTransfer.UnreadBytes {
                 do {
+                    let left = timeout - (ContinuousClock.now - started)
                     return try await perform(
                         CurlTransfer(
-                            request: request, body: body, timeout: timeout - (ContinuousClock.now - started),
-                            deadline: deadline, tls: options.tls, cookieJar: cookieJar, freshConnection: true,
-                            keptConnections: loop.keptConnections, faults: faults))
+                            request: request, body: body, timeout: left, deadline: deadline, tls: options.tls,
+                            cookieJar: cookieJar, freshConnection: true, keptConnections: loop.keptConnections,
+                            faults: faults),
+                        timeout: left)
                 } catch is CurlTransfer.UnreadBytes {
                     throw NetworkError(.transport, "The server sent bytes that no request asked for.")
                 }
             }
         }
 
-        private func perform(_ transfer: CurlTransfer) async throws -> HTTPResponse {
-            try await withTaskCancellationHandler {
+        private func perform(_ transfer: CurlTransfer, timeout: Duration) async throws -> HTTPResponse {
+            if transfer.streaming != nil { return try await performStreaming(transfer, timeout: timeout) }
+            return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     if transfer.begin(continuation) { loop.submit(transfer) }
                 }
             } onCancel: { [loop] in
                 if transfer.stop(NetworkError(.cancelled, "The request was cancelled.")) { loop.remove(transfer) }
+            }
+        }
+
+        /// A transfer whose 2xx body the caller reads as it arrives: answered at the head, then
+        /// paused and resumed by the body's reader, and stopped when the reader goes. The deadline
+        /// covers the head (and a body read whole); a streamed body has only the reader's idle
+        /// timeout.
+        private func performStreaming(_ transfer: CurlTransfer, timeout: Duration) async throws -> HTTPResponse {
+            transfer.streamControl = (
+                resume: { [weak transfer, loop] in if let transfer { loop.resume(transfer) } },
+                stop: { [weak transfer, loop] error in
+                    if let transfer, transfer.stop(error) { loop.remove(transfer) }
+                }
+            )
+            let deadline = Deadlines.shared.arm(at: .now + timeout) { [weak transfer, loop] in
+                let error = NetworkError(.timedOut, "No answer within \(timeout).")
+                if let transfer, transfer.stopUnlessStreaming(error) { loop.remove(transfer) }
+            }
+            defer { Deadlines.shared.disarm(deadline) }
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    if transfer.begin(continuation) { loop.submit(transfer) }
+                }
+            } onCancel: { [loop] in
+                if transfer.stopUnlessStreaming(NetworkError(.cancelled, "The request was cancelled.")) {
+                    loop.remove(transfer)
+                }
             }
         }
     }

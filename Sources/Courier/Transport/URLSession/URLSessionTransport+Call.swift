@@ -20,6 +20,8 @@ extension URLSessionTransport {
             case stoppedBeforeStart(NetworkError)
             case starting(CheckedContinuation<HTTPResponse, any Error>)
             case running(CheckedContinuation<HTTPResponse, any Error>, URLSessionDataTask)
+            /// The caller has the head; the body goes on into the channel.
+            case streaming(ByteChannel, URLSessionDataTask)
             case finished
         }
 
@@ -36,6 +38,8 @@ extension URLSessionTransport {
         /// Phase timings and the HTTP version from the task's metrics (Apple platforms).
         private var metrics: (timings: TransferTimings?, httpVersion: String?)
         private let sink: ResponseBodySink
+        /// Set when the caller reads a 2xx body as it arrives.
+        private let streaming: StreamRequest?
         private let request: URLRequest
         private let body: PreparedBody
         private let progress: ProgressReporter?
@@ -58,6 +62,7 @@ extension URLSessionTransport {
             self.progress = original.progress
             // FoundationNetworking decodes every Content-Encoding it meets.
             self.sink = ResponseBodySink(for: original, decodesContent: true)
+            self.streaming = original.streaming
             self.deadline = deadline
             self.timedOut = timedOut
         }
@@ -75,7 +80,9 @@ extension URLSessionTransport {
                 }
                 state = .starting(continuation)
                 self.registry = registry
-                deadlineToken = Deadlines.shared.arm(at: deadline) { [weak self, timedOut] in self?.stop(timedOut) }
+                deadlineToken = Deadlines.shared.arm(at: deadline) { [weak self, timedOut] in
+                    self?.stop(timedOut, unlessStreaming: true)
+                }
                 return nil
             }
             if let stopped { return continuation.resume(throwing: stopped) }
@@ -128,9 +135,16 @@ extension URLSessionTransport {
         /// limit) and stops the transfer. Safe in a delegate method: the task is cancelled on
         /// ``URLSessionTransport/cancelCalls``, since `cancel()` waits for FoundationNetworking's
         /// work thread, which on Linux is the thread delegate methods run on.
-        func stop(_ error: NetworkError) {
+        func stop(_ error: NetworkError, unlessStreaming: Bool = false) {
             lock.lock()
             switch state {
+            case .streaming(let channel, let task):
+                guard !unlessStreaming else { return lock.unlock() }
+                state = .finished
+                lock.unlock()
+                channel.finish(error)
+                registry?.forget(task)
+                URLSessionTransport.cancelCalls.async { task.cancel() }
             case .idle:
                 state = .stoppedBeforeStart(error)
                 lock.unlock()
@@ -164,22 +178,47 @@ extension URLSessionTransport {
 
         /// Records the response head and opens the body's destination.
         func received(_ response: URLResponse) {
-            let failure: NetworkError? = lock.withLock {
-                guard case .running = state, let http = response as? HTTPURLResponse else { return nil }
-                let head = Head(http)
-                self.head = head
+            lock.lock()
+            guard case .running(let continuation, let task) = state, let http = response as? HTTPURLResponse else {
+                return lock.unlock()
+            }
+            let head = Head(http)
+            self.head = head
+            // A streamed body has no size limit and no destination: its reader bounds it.
+            guard let streaming, StreamRequest.streams(status: head.status, headers: head.headers) else {
                 do throws(NetworkError) {
                     try sink.begin(status: head.status, headers: head.headers)
-                    return nil
                 } catch {
-                    return error
+                    lock.unlock()
+                    return stop(error)
                 }
+                return lock.unlock()
             }
-            if let failure { stop(failure) }
+            // A streamed answer: the caller gets the head now, the body through the channel.
+            let channel = streaming.makeChannel()
+            state = .streaming(channel, task)
+            let deadlineToken = self.deadlineToken
+            lock.unlock()
+            deadlineToken.map(Deadlines.shared.disarm)
+            channel.connect(
+                onDemand: { [weak task] in
+                    // Apple platforms: the task suspended when the channel filled goes on.
+                    #if !canImport(FoundationNetworking)
+                        task?.resume()
+                    #endif
+                    _ = task
+                },
+                onCancel: { [weak self] error in self?.stop(error) })
+            var answer = Self.httpResponse(head, body: Data(), file: nil)
+            answer.streamedBody = ResponseBodyStream.Reading(channel)
+            continuation.resume(returning: answer)
         }
 
         /// Stores a piece of the body.
         func received(_ data: Data) {
+            if let (channel, task) = streamingState() {
+                return receivedStreamed(data, into: channel, of: task)
+            }
             let failure: NetworkError? = lock.withLock {
                 guard case .running = state else { return nil }
                 do throws(NetworkError) {
@@ -190,6 +229,35 @@ extension URLSessionTransport {
                 }
             }
             if let failure { stop(failure) }
+        }
+
+        private func streamingState() -> (ByteChannel, URLSessionDataTask)? {
+            lock.withLock {
+                if case .streaming(let channel, let task) = state { return (channel, task) }
+                return nil
+            }
+        }
+
+        /// A piece of a streamed body. When the reader is behind: on Apple platforms the task is
+        /// suspended until it catches up. On Linux a task cannot be paused (FoundationNetworking
+        /// would start it over) and its delegate runs on the work thread every task of the
+        /// process shares, which must not wait: the channel takes up to
+        /// ``StreamRequest/lingeringLimit`` bytes more, and a reader further behind fails the
+        /// stream with ``NetworkError/Code/responseTooLarge`` (``CurlTransport``, the default
+        /// there, pauses the one transfer instead).
+        private func receivedStreamed(_ data: Data, into channel: ByteChannel, of task: URLSessionDataTask) {
+            guard !channel.push(data), !channel.isEnded else { return }
+            #if canImport(FoundationNetworking)
+                let limit = streaming?.lingeringLimit ?? 0
+                guard channel.bufferedByteCount > limit else { return }
+                stop(
+                    NetworkError(
+                        .responseTooLarge,
+                        "The stream's reader fell more than \(limit) bytes behind; URLSession cannot pause a transfer on Linux (CurlTransport can)."
+                    ))
+            #else
+                task.suspend()
+            #endif
         }
 
         /// Records what the task's metrics tell, for the answer (Apple platforms, where
@@ -210,6 +278,12 @@ extension URLSessionTransport {
         ///   - fallback: The task's response, used when none was received.
         func complete(error: (any Error)?, override: HTTPURLResponse? = nil, fallback: HTTPURLResponse? = nil) {
             lock.lock()
+            if case .streaming(let channel, _) = state {
+                state = .finished
+                let head = self.head
+                lock.unlock()
+                return channel.finish(error.map { Self.attaching(head, to: Self.networkError(for: $0)) })
+            }
             guard case .running(let continuation, _) = state else {
                 lock.unlock()
                 return

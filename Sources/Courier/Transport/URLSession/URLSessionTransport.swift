@@ -209,7 +209,9 @@ public final class URLSessionTransport: Transport {
         // an instant timeout), so it is set past the deadline where it never fires first.
         // A year at most: FoundationNetworking multiplies it into an integer that would overflow
         // for a caller's "no timeout" (`.seconds(Int64.max)`).
-        urlRequest.timeoutInterval = min(request.timeout.seconds, 3.2e7).rounded(.up) + 1
+        // A streamed answer goes on as long as its reader wants: its channel has the idle timeout.
+        urlRequest.timeoutInterval =
+            request.streaming == nil ? min(request.timeout.seconds, 3.2e7).rounded(.up) + 1 : 3.2e7
         for field in request.wireHeaders(contentType: contentType) {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }

@@ -1,0 +1,229 @@
+import Foundation
+
+/// The bounded buffer between a transport that streams an answer's body and the one task that
+/// reads it.
+///
+/// The transport ``push(_:)``es each piece as it arrives; past ``highWater`` bytes buffered it is
+/// told to stop reading, and ``onDemand`` runs once the reader has taken the buffer below half
+/// of it, so a slow reader slows the transfer and memory stays bounded. The reader's
+/// ``next()`` waits for a piece, the end, or the idle timeout; ``cancel(_:)`` (the reader gone,
+/// `cancelAll()`, a logout) ends the channel and runs ``onCancel``, which stops the transfer.
+///
+/// `@unchecked Sendable`: every mutable field is guarded by `lock`.
+final class ByteChannel: @unchecked Sendable {
+    /// What the channel holds at most before the transport is told to pause.
+    let highWater: Int
+    private let idleTimeout: Duration?
+    private let lock = NSLock()
+    private var pieces: [Data] = []
+    /// The index of the next piece to hand out (pieces before it are emptied lazily).
+    private var head = 0
+    private var buffered = 0
+    private var ended: NetworkError??
+    private var waiter: CheckedContinuation<Data?, any Error>?
+    /// Whether the transport was told to pause and waits for ``onDemand``.
+    private var paused = false
+    private var lastActivity = ContinuousClock.now
+    private var idleToken: Deadlines.Token?
+    private var demand: (@Sendable () -> Void)?
+    private var cancellation: (@Sendable (NetworkError) -> Void)?
+
+    /// - Parameters:
+    ///   - highWater: The most bytes buffered before the transport pauses.
+    ///   - idleTimeout: How long the reader waits for a byte before the channel ends with
+    ///     ``NetworkError/Code/timedOut``; `nil` for ever.
+    init(highWater: Int = 256 << 10, idleTimeout: Duration? = nil) {
+        self.highWater = max(highWater, 1)
+        self.idleTimeout = idleTimeout
+    }
+
+    deinit {
+        idleToken.map(Deadlines.shared.disarm)
+    }
+
+    /// Sets what resumes a paused transfer and what stops it: called once, by the transport,
+    /// before its first ``push(_:)``. A channel already cancelled stops the transfer at once.
+    func connect(onDemand: @escaping @Sendable () -> Void, onCancel: @escaping @Sendable (NetworkError) -> Void) {
+        let cancelled: NetworkError? = lock.withLock {
+            if case .some(.some(let error)) = ended, error.code == .cancelled { return error }
+            demand = onDemand
+            cancellation = onCancel
+            return nil
+        }
+        if let cancelled { onCancel(cancelled) }
+    }
+
+    /// What became of a piece the transport offered.
+    enum Offer {
+        /// Taken; the transport may go on.
+        case taken
+        /// Not taken: the buffer is full. The transport pauses and offers it again after
+        /// ``onDemand``.
+        case full
+        /// Not taken: the channel has ended; the transport stops.
+        case closed
+    }
+
+    /// Offers a piece of the body; taken unless the buffer holds ``highWater`` bytes already.
+    func offer(_ piece: Data) -> Offer {
+        guard !piece.isEmpty else { return .taken }
+        lock.lock()
+        guard ended == nil else {
+            lock.unlock()
+            return .closed
+        }
+        lastActivity = .now
+        if let waiter {
+            self.waiter = nil
+            lock.unlock()
+            waiter.resume(returning: piece)
+            return .taken
+        }
+        guard buffered < highWater else {
+            paused = true
+            lock.unlock()
+            return .full
+        }
+        pieces.append(piece)
+        buffered += piece.count
+        lock.unlock()
+        return .taken
+    }
+
+    /// Adds a piece of the body whatever the buffer holds (a transport that cannot pause, or
+    /// one that pauses after taking a piece).
+    /// - Returns: Whether the transport may go on reading: `false` once the buffer is over
+    ///   ``highWater`` (then ``onDemand`` runs when it may go on) or the channel has ended.
+    @discardableResult
+    func push(_ piece: Data) -> Bool {
+        guard !piece.isEmpty else { return true }
+        lock.lock()
+        guard ended == nil else {
+            lock.unlock()
+            return false
+        }
+        lastActivity = .now
+        if let waiter {
+            self.waiter = nil
+            lock.unlock()
+            waiter.resume(returning: piece)
+            return true
+        }
+        pieces.append(piece)
+        buffered += piece.count
+        let goesOn = buffered <= highWater
+        if !goesOn { paused = true }
+        lock.unlock()
+        return goesOn
+    }
+
+    /// The bytes received and not read yet.
+    var bufferedByteCount: Int { lock.withLock { buffered } }
+
+    /// Whether the channel has ended (complete, failed or cancelled).
+    var isEnded: Bool { lock.withLock { ended != nil } }
+
+    /// Ends the body: with `error`, or complete when `nil`. Pieces buffered are still read
+    /// first; an error is thrown after them.
+    func finish(_ error: NetworkError? = nil) {
+        lock.lock()
+        guard ended == nil else { return lock.unlock() }
+        ended = .some(error)
+        demand = nil
+        cancellation = nil
+        let waiter = self.waiter
+        self.waiter = nil
+        let token = idleToken
+        idleToken = nil
+        lock.unlock()
+        token.map(Deadlines.shared.disarm)
+        guard let waiter else { return }
+        if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
+    }
+
+    /// Ends the channel for the reader and stops the transfer: buffered pieces are dropped,
+    /// and a waiting ``next()`` throws `error`.
+    func cancel(_ error: NetworkError) {
+        lock.lock()
+        let stop = cancellation
+        if ended == nil { ended = .some(error) }
+        pieces.removeAll()
+        head = 0
+        buffered = 0
+        demand = nil
+        cancellation = nil
+        let waiter = self.waiter
+        self.waiter = nil
+        let token = idleToken
+        idleToken = nil
+        lock.unlock()
+        token.map(Deadlines.shared.disarm)
+        waiter?.resume(throwing: error)
+        stop?(error)
+    }
+
+    /// The next piece, or `nil` at the end of a complete body.
+    /// - Throws: ``NetworkError``: the transfer's failure, ``NetworkError/Code/timedOut`` after
+    ///   the idle timeout, or ``NetworkError/Code/cancelled`` when the reader's task is.
+    func next() async throws(NetworkError) -> Data? {
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in wait(continuation) }
+            } onCancel: {
+                cancel(NetworkError(.cancelled, "The stream's reader was cancelled."))
+            }
+        } catch {
+            throw NetworkError.wrapping(error)
+        }
+    }
+
+    private func wait(_ continuation: CheckedContinuation<Data?, any Error>) {
+        lock.lock()
+        if head < pieces.count {
+            let piece = pieces[head]
+            pieces[head] = Data()
+            head += 1
+            buffered -= piece.count
+            if head == pieces.count {
+                pieces.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            let resumes = paused && buffered <= highWater / 2 ? demand : nil
+            if resumes != nil { paused = false }
+            lock.unlock()
+            resumes?()
+            return continuation.resume(returning: piece)
+        }
+        if let ended {
+            lock.unlock()
+            if let error = ended { return continuation.resume(throwing: error) }
+            return continuation.resume(returning: nil)
+        }
+        waiter = continuation
+        // A paused transfer with an empty buffer (the reader was quick): it may go on.
+        let resumes = paused ? demand : nil
+        paused = false
+        if idleToken == nil, let idleTimeout { idleToken = armIdle(at: lastActivity + idleTimeout) }
+        lock.unlock()
+        resumes?()
+    }
+
+    /// Arms the idle deadline; called with `lock` held.
+    private func armIdle(at deadline: ContinuousClock.Instant) -> Deadlines.Token {
+        Deadlines.shared.arm(at: deadline) { [weak self] in self?.idleDeadlinePassed() }
+    }
+
+    private func idleDeadlinePassed() {
+        lock.lock()
+        idleToken = nil
+        guard ended == nil, let idleTimeout else { return lock.unlock() }
+        // Only a reader that waits with nothing to read is idle; otherwise look again later.
+        let due = lastActivity + idleTimeout
+        guard waiter != nil, ContinuousClock.now >= due else {
+            idleToken = armIdle(at: max(due, .now + .milliseconds(10)))
+            return lock.unlock()
+        }
+        lock.unlock()
+        cancel(NetworkError(.timedOut, "The stream sent nothing for \(idleTimeout) (idle timeout)."))
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+extension NetworkClient {
+    /// Sends an endpoint and returns its answer as soon as its head arrives, with the body to
+    /// read as it comes: for exports, logs, or any format of your own.
+    ///
+    /// The request goes through every layer, as ``send(_:)``'s does: the token (refreshed, or
+    /// after a silent login, when the answer asks), signing, common parameters, retries. An
+    /// answer the client does not accept (an error status, or a JSON envelope with a failing
+    /// code) throws the usual ``NetworkError`` with its body before any byte is read; a 2xx
+    /// JSON answer is read whole and given as one piece. Both transports stream the body and
+    /// slow the server down when the reader is behind; a transport of your own that returns
+    /// whole answers gives the body as one piece.
+    ///
+    /// ```swift
+    /// let answer = try await client.stream(.get("exports/today"))
+    /// for try await piece in answer.body { try file.write(contentsOf: piece) }
+    /// ```
+    ///
+    /// The stream counts as a request in flight until its body ends: ``cancelAll()`` and a
+    /// logout close it. The endpoint's timeout is the deadline for the head; after it only
+    /// ``StreamOptions/idleTimeout`` applies. No cache and no shared transfer is used.
+    /// - Parameters:
+    ///   - endpoint: What to send; its response type is not used.
+    ///   - options: The idle timeout and the buffer size.
+    /// - Returns: The answer, its body still arriving.
+    /// - Throws: ``NetworkError``, as ``send(_:)`` does.
+    public nonisolated func stream<Response>(_ endpoint: Endpoint<Response>, options: StreamOptions = StreamOptions())
+        async throws(NetworkError) -> StreamedResponse
+    {
+        let entry = register()
+        do {
+            let streaming = StreamRequest(highWater: options.bufferSize, idleTimeout: options.idleTimeout)
+            let (response, _) = try await openStream(endpoint, streaming: streaming, entry: entry, in: nil)
+            response.body.reading.whenEnded { [self] in finish(entry) }
+            return response
+        } catch {
+            finish(entry)
+            throw error
+        }
+    }
+
+    /// One connection of a stream registered as `entry`, in session epoch `epoch` (the current
+    /// one when `nil`): sent through the layers, its answer checked. From the answer on, the
+    /// entry's cancellation (``cancelAll()``, a logout) closes the body.
+    /// - Returns: The answer and the scope it was sent in.
+    nonisolated func openStream<Response>(
+        _ endpoint: Endpoint<Response>, streaming: StreamRequest, entry: InFlightRegistry.Entry, in epoch: SessionEpoch?
+    ) async throws(NetworkError) -> (StreamedResponse, RequestScope) {
+        var request = try makeRequest(endpoint)
+        request.streaming = streaming
+        let method = request.method
+        do {
+            let scope = try await scope(of: entry, in: epoch, request)
+            let response = try await perform(
+                request, of: endpoint.sharingIdenticalRequests(false), in: scope,
+                discard: { $0.streamedBody?.cancel(NetworkError(.cancelled, "The stream's session ended.")) },
+                finish: { $0 })
+            let body: ResponseBodyStream
+            if let reading = response.streamedBody {
+                body = ResponseBodyStream(reading)
+            } else {
+                try checkWhole(response, method: method)
+                body = ResponseBodyStream(whole: response.body)
+            }
+            let redactor = configuration.redactor
+            // Held weakly: a body its reader drops closes its connection (see `Reading`).
+            entry.attach { [session, request, weak reading = body.reading] in
+                // A logout or the backend's end of the session: the end's own error.
+                let error =
+                    scope.epoch.isCurrent
+                    ? NetworkError(.cancelled, "The stream was cancelled (cancelAll()).")
+                    : session.endError(of: scope.epoch.number, while: "the stream was open")
+                reading?.cancel(error.describing(request, redactor: redactor))
+            }
+            return (StreamedResponse(response, body: body), scope)
+        } catch {
+            throw await afterItsEpoch(error, of: entry)
+        }
+    }
+
+    /// Checks an answer to a stream that arrived whole: its status, and for a JSON envelope
+    /// its business code (a failing one throws ``NetworkError/Code/business``).
+    private nonisolated func checkWhole(_ response: HTTPResponse, method: HTTPMethod) throws(NetworkError) {
+        try validation.validate(response, method: method, checksContentType: false)
+        let media = response.mediaType ?? ""
+        guard media == "application/json" || media.hasSuffix("+json"),
+            EnvelopeProbe.code(in: response.body, decoder: decodingContext.decoder) != nil
+        else { return }
+        _ = try ResponseDecoding<EmptyResponse>.envelope.decode(response, decodingContext)
+    }
+}

@@ -1,0 +1,180 @@
+import CourierTesting
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// Answers read as they arrive (`client.stream`), over real HTTP on the transport under test.
+@Suite struct StreamTests {
+    static let eventHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+
+    static func client(_ url: URL, session: Session? = nil, timeout: Duration = .seconds(10)) -> NetworkClient {
+        NetworkClient(
+            configuration: .init(baseURL: url, timeout: timeout, session: session, transport: TestTransport.make()))
+    }
+
+    static let feed = Endpoint<EmptyResponse>.get("feed")
+
+    @Test("the head comes first, then the body piece by piece as the server sends it")
+    func headThenPieces() async throws {
+        let server = try FaultServer([
+            .readRequest, .send(Self.eventHead), .send("first"), .pause(.milliseconds(400)), .send("second"), .close,
+        ])
+        defer { server.stop() }
+        let client = Self.client(server.baseURL)
+        let started = ContinuousClock.now
+        let answer = try await client.stream(Self.feed)
+        #expect(answer.status == 200)
+        #expect(answer.headers["Content-Type"] == "text/event-stream")
+        var iterator = answer.body.makeAsyncIterator()
+        let first = try await iterator.next()
+        #expect(first == Data("first".utf8))
+        #expect(ContinuousClock.now - started < .milliseconds(350), "the first piece came before the server paused")
+        var rest = Data()
+        while let piece = try await iterator.next() { rest.append(piece) }
+        #expect(rest == Data("second".utf8))
+        #expect(client.activeRequestCount == 0, "the stream left the requests in flight at its end")
+    }
+
+    @Test("an error status throws with its body before any piece")
+    func errorStatus() async throws {
+        let server = try FaultServer([.readRequest, .respond(status: 503, body: Data("busy".utf8)), .close])
+        defer { server.stop() }
+        let error = await networkError { _ = try await Self.client(server.baseURL).stream(Self.feed) }
+        #expect(error?.code == .httpStatus)
+        #expect(error?.status == 503)
+        #expect(error?.body == Data("busy".utf8))
+    }
+
+    @Test("a JSON envelope with a failing code throws the business error; a successful one is one piece")
+    func envelopeAnswer() async throws {
+        let failing = #"{"code":7,"msg":"no such chat","data":null}"#
+        let server = try FaultServer(script: { connection in
+            let body = connection == 0 ? failing : #"{"code":0,"msg":"ok","data":1}"#
+            return [
+                .readRequest, .respond(headers: ["Content-Type": "application/json"], body: Data(body.utf8)), .close,
+            ]
+        })
+        defer { server.stop() }
+        let client = Self.client(server.baseURL)
+        let error = await networkError { _ = try await client.stream(Self.feed) }
+        #expect(error?.code == .business)
+        #expect(error?.businessCode == 7)
+        var pieces: [Data] = []
+        for try await piece in try await client.stream(Self.feed).body { pieces.append(piece) }
+        #expect(pieces == [Data(#"{"code":0,"msg":"ok","data":1}"#.utf8)])
+    }
+
+    static func bulkServer(pieces count: Int, of piece: Data) throws -> FaultServer {
+        try FaultServer([
+            .readRequest,
+            .send("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n"),
+            .send(piece, times: count), .close,
+        ])
+    }
+
+    @Test("a reader that stops pulling stops the transfer: the buffer stays bounded and no byte is lost")
+    func backpressure() async throws {
+        let piece = Data(repeating: UInt8(ascii: "x"), count: 64 << 10)
+        let count = 256  // 16 MiB
+        let server = try Self.bulkServer(pieces: count, of: piece)
+        defer { server.stop() }
+        let options = StreamOptions(bufferSize: 128 << 10)
+        let answer = try await Self.client(server.baseURL).stream(Self.feed, options: options)
+        var iterator = answer.body.makeAsyncIterator()
+        var total = try await iterator.next()?.count ?? 0
+        try await Task.sleep(for: .milliseconds(500))
+        let buffered = answer.body.reading.channel.bufferedByteCount
+        guard !TestTransport.isURLSession else {
+            // Linux URLSession cannot pause a transfer: it lets the reader fall 8 MiB behind, then
+            // fails the stream plainly rather than hold more.
+            #expect(buffered <= (8 << 20) + (1 << 20), "buffered \(buffered) bytes")
+            let error = await networkError { while try await iterator.next() != nil {} }
+            #expect(error?.code == .responseTooLarge)
+            return
+        }
+        // One piece from libcurl (16 KiB) may come on top of the buffer.
+        #expect(buffered <= options.bufferSize + (64 << 10), "buffered \(buffered) bytes")
+        while let next = try await iterator.next() { total += next.count }
+        #expect(total == piece.count * count)
+    }
+
+    @Test("a reader that keeps up gets every byte, on either transport")
+    func keepsUp() async throws {
+        let piece = Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let server = try Self.bulkServer(pieces: 256, of: piece)
+        defer { server.stop() }
+        let answer = try await Self.client(server.baseURL).stream(
+            Self.feed, options: StreamOptions(bufferSize: 64 << 10))
+        var received = Data()
+        for try await next in answer.body { received.append(next) }
+        #expect(received.count == piece.count * 256)
+        #expect(received.suffix(piece.count) == piece)
+    }
+
+    @Test("cancelling the reader closes the connection at once")
+    func cancelledReader() async throws {
+        let server = try FaultServer([.readRequest, .send(Self.eventHead), .send("a"), .waitForHangUp])
+        defer { server.stop() }
+        let client = Self.client(server.baseURL)
+        let answer = try await client.stream(Self.feed)
+        let reader = Task {
+            for try await _ in answer.body {}
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        reader.cancel()
+        let error = await networkError { try await reader.value }
+        #expect(error?.code == .cancelled)
+        #expect(await server.waitUntil { $0.connections.first?.closedByClient == true })
+        #expect(client.activeRequestCount == 0)
+    }
+
+    @Test("cancelAll() closes an open stream")
+    func cancelAllCloses() async throws {
+        let server = try FaultServer([.readRequest, .send(Self.eventHead), .waitForHangUp])
+        defer { server.stop() }
+        let client = Self.client(server.baseURL)
+        let answer = try await client.stream(Self.feed)
+        #expect(client.activeRequestCount == 1)
+        client.cancelAll()
+        let error = await networkError { for try await _ in answer.body {} }
+        #expect(error?.code == .cancelled)
+        #expect(await server.waitUntil { $0.connections.first?.closedByClient == true })
+    }
+
+    @Test("a stream dropped unread closes its connection and leaves the requests in flight")
+    func droppedUnread() async throws {
+        let server = try FaultServer([.readRequest, .send(Self.eventHead), .waitForHangUp])
+        defer { server.stop() }
+        let client = Self.client(server.baseURL)
+        _ = try await client.stream(Self.feed)
+        #expect(await server.waitUntil { $0.connections.first?.closedByClient == true })
+        #expect(client.activeRequestCount == 0)
+    }
+
+    @Test("a server that goes silent fails the reader after the idle timeout, not the endpoint's deadline")
+    func idleTimeout() async throws {
+        let server = try FaultServer([
+            .readRequest, .send(Self.eventHead), .send(": hi\n"), .pause(.milliseconds(300)), .send(": hi\n"),
+            .waitForHangUp,
+        ])
+        defer { server.stop() }
+        let client = Self.client(server.baseURL, timeout: .milliseconds(200))
+        let answer = try await client.stream(Self.feed, options: StreamOptions(idleTimeout: .milliseconds(600)))
+        let started = ContinuousClock.now
+        var pieces = 0
+        let error = await networkError { for try await _ in answer.body { pieces += 1 } }
+        #expect(error?.code == .timedOut)
+        #expect(pieces == 2, "the heartbeat reset the idle timeout")
+        #expect(ContinuousClock.now - started >= .milliseconds(800))
+    }
+
+    @Test("a server that sends no head fails by the endpoint's deadline")
+    func headDeadline() async throws {
+        let server = try FaultServer([.readRequest, .waitForHangUp])
+        defer { server.stop() }
+        let client = Self.client(server.baseURL, timeout: .milliseconds(300))
+        let error = await networkError { _ = try await client.stream(Self.feed) }
+        #expect(error?.code == .timedOut)
+    }
+}
