@@ -112,6 +112,9 @@ final class EventStreamReader<Payload: Sendable> {
     private var sessionAnswer: HTTPResponse?
     private var lastStreaming: StreamRequest?
     private var recentIDs = RecentIDs()
+    /// The last event ID of the last event read or acted on: what the next connection resumes
+    /// after (the parser may have read further, past an event that closed the connection).
+    private var resumeID: String
     private var ended = false
     /// What ends the stream once the events before it are read.
     private var failure: NetworkError?
@@ -124,6 +127,7 @@ final class EventStreamReader<Payload: Sendable> {
         self.parser = EventStreamParser(
             maximumLineLength: options.maximumElementSize, maximumEventSize: options.maximumElementSize,
             lastEventID: lastEventID ?? "")
+        self.resumeID = lastEventID ?? ""
     }
 
     deinit {
@@ -260,7 +264,7 @@ final class EventStreamReader<Payload: Sendable> {
         var endpoint = endpoint
         endpoint.headers["Accept"] = "text/event-stream"
         endpoint.headers["Cache-Control"] = "no-store"
-        if !parser.lastEventID.isEmpty { endpoint.headers["Last-Event-ID"] = parser.lastEventID }
+        if !resumeID.isEmpty { endpoint.headers["Last-Event-ID"] = resumeID }
         let streaming = StreamRequest(
             highWater: options.bufferSize, idleTimeout: options.idleTimeout, sessionAnswer: sessionAnswer,
             previouslySent: lastStreaming?.sent)
@@ -282,7 +286,7 @@ final class EventStreamReader<Payload: Sendable> {
             throw end(error)
         }
         // A new connection starts a new event; the last ID and the server's pause carry over.
-        parser = parser.continued()
+        parser = parser.continued(after: resumeID)
         connectedAt = .now
         body = response.body.reading
     }
@@ -292,6 +296,7 @@ final class EventStreamReader<Payload: Sendable> {
     /// has renewed, and the events after it come again.
     private func accept(_ events: [EventStreamParser.Event]) throws(NetworkError) {
         for event in events {
+            resumeID = event.id
             if event.setsID, !event.id.isEmpty {
                 guard recentIDs.insert(event.id) else { continue }
             }
@@ -317,8 +322,9 @@ final class EventStreamReader<Payload: Sendable> {
 }
 
 extension EventStreamParser {
-    /// A parser for the next connection: the same bounds, last event ID and reconnection time.
-    func continued() -> EventStreamParser {
+    /// A parser for the next connection: the same bounds and reconnection time, and
+    /// `lastEventID` as the last event ID.
+    func continued(after lastEventID: String) -> EventStreamParser {
         var next = EventStreamParser(
             maximumLineLength: maximumLineLength, maximumEventSize: maximumEventSize, lastEventID: lastEventID)
         next.retry = retry

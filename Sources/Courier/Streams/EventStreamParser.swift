@@ -105,7 +105,9 @@ struct EventStreamParser {
     private mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>, into events: inout [Event]) throws(NetworkError) {
         var index = 0
         let count = bytes.count
-        if afterCR, index < count, bytes[index] == 0x0A { index += 1 }
+        // An empty piece says nothing about a CR that ended the one before.
+        guard count > 0 else { return }
+        if afterCR, bytes[index] == 0x0A { index += 1 }
         afterCR = false
         while index < count {
             var end = index

@@ -177,7 +177,7 @@ let eventStreamCorpus: [EventStreamCase] = [
     func continued() throws {
         var parser = EventStreamParser()
         _ = try parser.parse(Data("retry: 40\nid: 9\ndata: a\n\ndata: half".utf8))
-        var next = parser.continued()
+        var next = parser.continued(after: parser.lastEventID)
         #expect(next.lastEventID == "9")
         #expect(next.retry == 40)
         let events = try next.parse(Data("data: b\n\n".utf8))

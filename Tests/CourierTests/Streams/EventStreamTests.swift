@@ -1,0 +1,258 @@
+import CourierTesting
+import Foundation
+import Testing
+
+@testable import Courier
+
+/// Server-Sent Events over real HTTP on the transport under test: decoding, reconnection with
+/// `Last-Event-ID`, and the session on every connection.
+@Suite struct EventStreamTests {
+    struct Token: Decodable, Sendable, Equatable {
+        let n: Int
+    }
+
+    static let head = StreamTests.eventHead
+    static let chat = Endpoint<Token>.get("chat", decoding: .json)
+    /// Quick reconnection for tests: a pause of at most 20 ms.
+    static let quick = StreamOptions(reconnection: .init(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(20)))
+
+    static func events(_ range: ClosedRange<Int>) -> String {
+        range.map { "id: \($0)\ndata: {\"n\":\($0)}\n\n" }.joined()
+    }
+
+    static func collect<P>(_ stream: EventStream<P>, limit: Int = 10_000) async throws -> [ServerSentEvent<P>] {
+        var events: [ServerSentEvent<P>] = []
+        for try await event in stream {
+            events.append(event)
+            if events.count >= limit { break }
+        }
+        return events
+    }
+
+    @Test("events decode as the endpoint says, with their type, ID and text")
+    func decodes() async throws {
+        let server = try FaultServer([
+            .readRequest, .send(Self.head),
+            .send("event: token\nid: 1\ndata: {\"n\":1}\n\n: heartbeat\n\ndata: {\"n\":2}\n\n"), .close,
+        ])
+        defer { server.stop() }
+        let client = StreamTests.client(server.baseURL)
+        let options = StreamOptions(reconnection: .never)
+        let events = try await Self.collect(client.events(Self.chat, options: options))
+        #expect(events.map(\.data) == [Token(n: 1), Token(n: 2)])
+        #expect(events.map(\.type) == ["token", "message"])
+        #expect(events.map(\.id) == ["1", "1"])
+        #expect(events.map(\.text) == ["{\"n\":1}", "{\"n\":2}"])
+        let request = try #require(server.requestHeads.first)
+        #expect(request.headers["Accept"] == "text/event-stream")
+        #expect(client.activeRequestCount == 0)
+    }
+
+    @Test("a dropped connection comes back with Last-Event-ID, and an event sent again is read once")
+    func reconnects() async throws {
+        let server = try FaultServer(script: { connection in
+            switch connection {
+            case 0: [.readRequest, .send(Self.head), .send(Self.events(1...2)), .close]
+            case 1: [.readRequest, .send(Self.head), .send(Self.events(2...3)), .reset]
+            default: [.readRequest, .respond(status: 204), .close]
+            }
+        })
+        defer { server.stop() }
+        let events = try await Self.collect(StreamTests.client(server.baseURL).events(Self.chat, options: Self.quick))
+        #expect(events.map(\.data.n) == [1, 2, 3])
+        let heads = server.requestHeads
+        #expect(heads.count == 3)
+        #expect(heads.first?.headers["Last-Event-ID"] == nil)
+        #expect(heads.dropFirst().first?.headers["Last-Event-ID"] == "2")
+        #expect(heads.last?.headers["Last-Event-ID"] == "3")
+    }
+
+    @Test("the server's retry: sets the pause before the next connection")
+    func honoursRetry() async throws {
+        let server = try FaultServer(script: { connection in
+            connection == 0
+                ? [.readRequest, .send(Self.head), .send("retry: 30\n" + Self.events(1...1)), .close]
+                : [.readRequest, .respond(status: 204), .close]
+        })
+        defer { server.stop() }
+        // Without the server's 30 ms, the pause could last up to a minute.
+        let options = StreamOptions(reconnection: .init(initialDelay: .seconds(60), maximumDelay: .seconds(60)))
+        let started = ContinuousClock.now
+        let events = try await Self.collect(StreamTests.client(server.baseURL).events(Self.chat, options: options))
+        #expect(events.count == 1)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test("a 4xx other than 401, 408 and 429 ends the stream with its error, without another connection")
+    func stopsOnClientError() async throws {
+        let server = try FaultServer([.readRequest, .respond(status: 404, body: Data("gone".utf8)), .close])
+        defer { server.stop() }
+        let error = await networkError {
+            _ = try await Self.collect(StreamTests.client(server.baseURL).events(Self.chat, options: Self.quick))
+        }
+        #expect(error?.code == .httpStatus)
+        #expect(error?.status == 404)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(server.requestHeads.count == 1)
+    }
+
+    @Test("a 503 and a refused connection are tried again; the attempt limit ends the stream with the last error")
+    func triesAgainThenGivesUp() async throws {
+        let server = try FaultServer(script: { _ in [.readRequest, .respond(status: 503), .close] })
+        defer { server.stop() }
+        var options = Self.quick
+        options.reconnection.maximumAttempts = 3
+        let error = await networkError {
+            _ = try await Self.collect(StreamTests.client(server.baseURL).events(Self.chat, options: options))
+        }
+        #expect(error?.code == .httpStatus)
+        #expect(error?.status == 503)
+        #expect(server.requestHeads.count == 4, "the first connection and three more")
+    }
+
+    @Test("an answer that is not an event stream ends the stream plainly")
+    func notAnEventStream() async throws {
+        let server = try FaultServer([
+            .readRequest, .respond(headers: ["Content-Type": "text/html"], body: Data("<html>".utf8)), .close,
+        ])
+        defer { server.stop() }
+        let error = await networkError {
+            _ = try await Self.collect(StreamTests.client(server.baseURL).events(Self.chat, options: Self.quick))
+        }
+        #expect(error?.code == .unacceptableContentType)
+    }
+
+    @Test("a cancelled reader's connection closes at once and never comes back")
+    func cancelledReader() async throws {
+        let server = try FaultServer([.readRequest, .send(Self.head), .send(Self.events(1...1)), .waitForHangUp])
+        defer { server.stop() }
+        let client = StreamTests.client(server.baseURL)
+        let first = AsyncStream<Void>.makeStream()
+        let reader = Task {
+            for try await _ in client.events(Self.chat, options: Self.quick) { first.continuation.yield() }
+        }
+        for await _ in first.stream { break }
+        reader.cancel()
+        let error = await networkError { try await reader.value }
+        #expect(error?.code == .cancelled)
+        #expect(await server.waitUntil { $0.connections.first?.closedByClient == true })
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.connections.count == 1)
+        #expect(client.activeRequestCount == 0)
+    }
+
+    @Test("cancelAll() during the pause before a reconnection ends the stream at once")
+    func cancelAllDuringPause() async throws {
+        let server = try FaultServer([.readRequest, .send(Self.head), .send(Self.events(1...1)), .close])
+        defer { server.stop() }
+        let client = StreamTests.client(server.baseURL)
+        let options = StreamOptions(reconnection: .init(initialDelay: .seconds(60), maximumDelay: .seconds(60)))
+        let reader = Task { try await Self.collect(client.events(Self.chat, options: options)) }
+        #expect(await server.waitUntil { $0.connections.first?.isClosed == true })
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        client.cancelAll()
+        let error = await networkError { _ = try await reader.value }
+        #expect(error?.code == .cancelled)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(server.connections.count == 1)
+    }
+
+    @Test("1,000 events, the token refused at event 500: every event once, in order, after one refresh")
+    func tokenRefusedMidStream() async throws {
+        let server = try FaultServer(script: { connection in
+            switch connection {
+            case 0: [.readRequest, .send(Self.head), .send(Self.events(1...500)), .close]
+            case 1: [.readRequest, .respond(status: 401), .close]
+            case 2: [.readRequest, .send(Self.head), .send(Self.events(501...1000)), .close]
+            default: [.readRequest, .respond(status: 204), .close]
+            }
+        })
+        defer { server.stop() }
+        let refreshes = Counter()
+        let session = Session(
+            store: InMemoryTokenStore(credential: Credential(accessToken: "old", refreshToken: "r")),
+            refresh: { _ in
+                _ = refreshes.increment()
+                return Credential(accessToken: "new", refreshToken: "r2")
+            })
+        let client = StreamTests.client(server.baseURL, session: session)
+        let events = try await Self.collect(client.events(Self.chat, options: Self.quick))
+        #expect(events.map(\.data.n) == Array(1...1000))
+        #expect(refreshes.current == 1)
+        let heads = server.requestHeads
+        let seen = heads.map { "\($0.connection) \($0.headers["token"] ?? "-") \($0.headers["Last-Event-ID"] ?? "-")" }
+        #expect(heads.map { $0.headers["token"] } == ["old", "old", "new", "new"], "\(seen)")
+        #expect(heads.dropFirst().map { $0.headers["Last-Event-ID"] } == ["500", "500", "1000"], "\(seen)")
+    }
+
+    @Test("an event with a log-in code logs in once without the user, then the stream goes on from that event")
+    func businessCodeInEvent() async throws {
+        @Sendable func envelope(_ n: Int, code: Int = 0) -> String {
+            "id: \(n)\ndata: {\"code\":\(code),\"msg\":\"\",\"data\":{\"n\":\(n)}}\n\n"
+        }
+        let server = try FaultServer(script: { connection in
+            switch connection {
+            case 0:
+                [
+                    .readRequest, .send(Self.head), .send((1...3).map { envelope($0) }.joined()),
+                    .send(envelope(4, code: 99)), .send(envelope(5)), .waitForHangUp,
+                ]
+            case 1: [.readRequest, .send(Self.head), .send((5...6).map { envelope($0) }.joined()), .close]
+            default: [.readRequest, .respond(status: 204), .close]
+            }
+        })
+        defer { server.stop() }
+        let logIns = Counter()
+        let session = Session(
+            store: InMemoryTokenStore(credential: Credential(accessToken: "old")), logInCodes: [99],
+            logIn: { _ in
+                _ = logIns.increment()
+                return Credential(accessToken: "again")
+            })
+        let client = StreamTests.client(server.baseURL, session: session)
+        let endpoint = Endpoint<Token>.get("chat")
+        let events = try await Self.collect(client.events(endpoint, options: Self.quick))
+        #expect(events.map(\.data.n) == [1, 2, 3, 5, 6])
+        #expect(logIns.current == 1)
+        let heads = server.requestHeads
+        #expect(heads.map { $0.headers["token"] } == ["old", "again", "again"])
+        #expect(heads.dropFirst().first?.headers["Last-Event-ID"] == "4")
+    }
+
+    @Test("an event with another failing code ends the stream with the business error, after the events before it")
+    func businessErrorInEvent() async throws {
+        let server = try FaultServer([
+            .readRequest, .send(Self.head),
+            .send("data: {\"code\":0,\"data\":{\"n\":1}}\n\ndata: {\"code\":7,\"msg\":\"quota\",\"data\":null}\n\n"),
+            .waitForHangUp,
+        ])
+        defer { server.stop() }
+        var read: [Int] = []
+        let error = await networkError {
+            for try await event in StreamTests.client(server.baseURL).events(Endpoint<Token>.get("chat")) {
+                read.append(event.data.n)
+            }
+        }
+        #expect(read == [1])
+        #expect(error?.code == .business)
+        #expect(error?.businessCode == 7)
+        #expect(await server.waitUntil { $0.connections.first?.closedByClient == true })
+    }
+
+    @Test("silence past the idle timeout counts as a drop: the stream connects again")
+    func idleTimeoutReconnects() async throws {
+        let server = try FaultServer(script: { connection in
+            connection == 0
+                ? [.readRequest, .send(Self.head), .send(Self.events(1...1)), .waitForHangUp]
+                : [.readRequest, .send(Self.head), .send(Self.events(2...2)), .close]
+        })
+        defer { server.stop() }
+        var options = Self.quick
+        options.idleTimeout = .milliseconds(300)
+        options.reconnection.maximumAttempts = 1
+        let events = try await Self.collect(StreamTests.client(server.baseURL).events(Self.chat, options: options), limit: 2)
+        #expect(events.map(\.data.n) == [1, 2])
+        #expect(server.requestHeads.last?.headers["Last-Event-ID"] == "1")
+    }
+}
