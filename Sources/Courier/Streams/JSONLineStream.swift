@@ -96,7 +96,8 @@ final class JSONLineReader<Payload: Sendable> {
             if !started {
                 started = true
                 do {
-                    body = try await client.stream(endpoint, options: options).body.reading
+                    let streaming = StreamRequest(highWater: options.bufferSize, idleTimeout: options.idleTimeout)
+                    body = try await client.stream(endpoint, streaming: streaming).body.reading
                 } catch {
                     ended = true
                     throw error

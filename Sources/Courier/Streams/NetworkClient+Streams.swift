@@ -14,23 +14,30 @@ extension NetworkClient {
     ///
     /// ```swift
     /// let answer = try await client.stream(.get("exports/today"))
-    /// for try await piece in answer.body { try file.write(contentsOf: piece) }
+    /// for try await piece in answer.body { try output.write(contentsOf: piece) }
     /// ```
     ///
     /// The stream counts as a request in flight until its body ends: ``cancelAll()`` and a
     /// logout close it. The endpoint's timeout is the deadline for the head; after it only
     /// ``StreamOptions/idleTimeout`` applies. No cache and no shared transfer is used.
     /// - Parameters:
-    ///   - endpoint: What to send; its response type is not used.
+    ///   - endpoint: What to send (its decoding is not used: the body is given as it is).
     ///   - options: The idle timeout and the buffer size.
     /// - Returns: The answer, its body still arriving.
     /// - Throws: ``NetworkError``, as ``send(_:)`` does.
-    public nonisolated func stream<Response>(_ endpoint: Endpoint<Response>, options: StreamOptions = StreamOptions())
+    public nonisolated func stream(_ endpoint: Endpoint<Data>, options: StreamOptions = StreamOptions())
+        async throws(NetworkError) -> StreamedResponse
+    {
+        try await stream(
+            endpoint, streaming: StreamRequest(highWater: options.bufferSize, idleTimeout: options.idleTimeout))
+    }
+
+    /// ``stream(_:options:)`` for any endpoint: one connection, in flight until its body ends.
+    nonisolated func stream<Response>(_ endpoint: Endpoint<Response>, streaming: StreamRequest)
         async throws(NetworkError) -> StreamedResponse
     {
         let entry = register()
         do {
-            let streaming = StreamRequest(highWater: options.bufferSize, idleTimeout: options.idleTimeout)
             let (response, _) = try await openStream(endpoint, streaming: streaming, entry: entry, in: nil)
             response.body.reading.whenEnded { [self] in finish(entry) }
             return response

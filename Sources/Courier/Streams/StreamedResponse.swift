@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// let answer = try await client.stream(.get("exports/today"))
-/// for try await piece in answer.body { try file.write(contentsOf: piece) }
+/// for try await piece in answer.body { try output.write(contentsOf: piece) }
 /// ```
 ///
 /// Only one task reads the body, once. Reading is what moves the transfer on: a reader that

@@ -14,7 +14,8 @@ import Testing
     static let head = StreamTests.eventHead
     static let chat = Endpoint<Token>.get("chat", decoding: .json)
     /// Quick reconnection for tests: a pause of at most 20 ms.
-    static let quick = StreamOptions(reconnection: .init(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(20)))
+    static let quick = StreamOptions(
+        reconnection: .init(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(20)))
 
     static func events(_ range: ClosedRange<Int>) -> String {
         range.map { "id: \($0)\ndata: {\"n\":\($0)}\n\n" }.joined()
@@ -251,7 +252,8 @@ import Testing
         var options = Self.quick
         options.idleTimeout = .milliseconds(300)
         options.reconnection.maximumAttempts = 1
-        let events = try await Self.collect(StreamTests.client(server.baseURL).events(Self.chat, options: options), limit: 2)
+        let events = try await Self.collect(
+            StreamTests.client(server.baseURL).events(Self.chat, options: options), limit: 2)
         #expect(events.map(\.data.n) == [1, 2])
         #expect(server.requestHeads.last?.headers["Last-Event-ID"] == "1")
     }
