@@ -122,6 +122,8 @@ extension FaultServer {
         public var closedByClient: Bool
         /// Whether the connection is over.
         public var isClosed: Bool
+        /// When the server accepted it.
+        public var openedAt: ContinuousClock.Instant
     }
 
     /// How many received bytes a ``ConnectionRecord`` keeps.
@@ -212,7 +214,7 @@ extension FaultServer {
                 records.append(
                     ConnectionRecord(
                         index: records.count, received: Data(), receivedByteCount: 0, requestCount: 0,
-                        completeRequestCount: 0, closedByClient: false, isClosed: false))
+                        completeRequestCount: 0, closedByClient: false, isClosed: false, openedAt: .now))
                 return records.count - 1
             }
         }

@@ -258,3 +258,55 @@ import Testing
         #expect(server.requestHeads.last?.headers["Last-Event-ID"] == "1")
     }
 }
+
+/// Many streams dropped at once do not come back at once.
+@Suite struct ReconnectionSpreadTests {
+    /// A transport with room for 100 connections to one host (16 by default).
+    static func roomyTransport() throws -> any Transport {
+        if TestTransport.isURLSession {
+            let configuration = URLSessionTransport.defaultSessionConfiguration()
+            configuration.httpMaximumConnectionsPerHost = 128
+            return URLSessionTransport(configuration: configuration)
+        }
+        #if os(Linux)
+            return try CurlTransport(options: .init(maximumConnectionsPerHost: 128))
+        #else
+            let configuration = URLSessionTransport.defaultSessionConfiguration()
+            configuration.httpMaximumConnectionsPerHost = 128
+            return URLSessionTransport(configuration: configuration)
+        #endif
+    }
+
+    @Test("100 streams dropped at once reconnect spread over the backoff window, no more than a third in any second")
+    func spread() async throws {
+        let streams = 100
+        let server = try FaultServer(script: { connection in
+            connection < streams
+                ? [
+                    .readRequest, .send(StreamTests.eventHead), .send(EventStreamTests.events(1...1)),
+                    .pause(.milliseconds(500)), .close,
+                ]
+                : [.readRequest, .respond(status: 204), .close]
+        })
+        defer { server.stop() }
+        let client = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: try Self.roomyTransport()))
+        let options = StreamOptions(reconnection: .init(initialDelay: .seconds(6), maximumDelay: .seconds(6)))
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<streams {
+                group.addTask {
+                    try await EventStreamTests.collect(client.events(EventStreamTests.chat, options: options)).count
+                }
+            }
+            for try await count in group { #expect(count == 1) }
+        }
+        let connections = server.connections
+        #expect(connections.count == 2 * streams)
+        let dropped = try #require(connections.prefix(streams).map(\.openedAt).max()) + .milliseconds(500)
+        var perSecond = [Int](repeating: 0, count: 8)
+        for connection in connections.dropFirst(streams) {
+            let second = Int((connection.openedAt - dropped).seconds.rounded(.down))
+            perSecond[min(max(second, 0), perSecond.count - 1)] += 1
+        }
+        #expect(perSecond.max() ?? 0 <= streams / 3, "reconnections per second: \(perSecond)")
+    }
+}
