@@ -51,6 +51,22 @@ enum DemoBackend {
         }
         addAppBackendRoutes(to: server)
         addTransferRoutes(to: server)
+        // A chat answer as Server-Sent Events, a word per event. The first connection drops after
+        // three words; a reconnection resumes after the `Last-Event-ID` it sends.
+        let chatConnections = DownloadCount()
+        server.route("/api/v1/chat") { request in
+            let first = chatConnections.next() == 1
+            let after = Int(request.headers["Last-Event-ID"] ?? "") ?? 0
+            return .stream(headers: ["Content-Type": "text/event-stream"]) { writer in
+                writer.send(": connected\n\n")
+                for (index, word) in chatAnswer.enumerated().dropFirst(after) {
+                    if first, index == 3 { return writer.drop() }
+                    writer.event(#"{"text":"\#(word) "}"#, id: String(index + 1), retry: 50)
+                    try? await Task.sleep(for: .milliseconds(40))
+                }
+                writer.event("[DONE]", type: "done")
+            }
+        }
         return server
     }
 
@@ -153,7 +169,10 @@ private final class BackendState: @unchecked Sendable {
     func forget() { lock.withLock { current = nil } }
 }
 
-/// Counts the downloads served. `@unchecked Sendable`: `count` is guarded by `lock`.
+/// The demo chat's answer, word by word.
+let chatAnswer = "Courier streams this answer word by word and picks up where it left off".split(separator: " ")
+
+/// Counts the downloads served (and the chat's connections). `@unchecked Sendable`: `count` is guarded by `lock`.
 private final class DownloadCount: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0

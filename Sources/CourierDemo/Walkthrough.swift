@@ -87,6 +87,7 @@ struct Walkthrough {
         await offline()
         await transfers()
         await caching()
+        await streams()
         print("\nDone. The server received \(server.requests.count) requests.")
     }
 

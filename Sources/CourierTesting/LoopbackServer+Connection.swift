@@ -76,29 +76,54 @@ extension LoopbackServer {
                 return .text("No route for \(request.method) \(request.path)", status: 404)
             }
             let result = ResultBox()
-            let answer: @Sendable () async -> Void = {
+            run {
                 do {
                     result.value = try await handler(request)
                 } catch {
                     result.value = .text("Route failed: \(error)", status: 500)
                 }
             }
+            return result.value ?? .text("Route gave no answer", status: 500)
+        }
+
+        /// Runs a route's work and waits for it: on this connection's thread (see
+        /// ``ConnectionExecutor``) where task executors exist (iOS 18, macOS 15 and later,
+        /// Linux), otherwise in a task of Swift's shared pool that this thread waits for.
+        private func run(_ work: @escaping @Sendable () async -> Void) {
             if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), core.routesOnConnectionThreads {
                 let executor = ConnectionExecutor()
                 Task(executorPreference: executor) {
-                    await answer()
+                    await work()
                     executor.finish()
                 }
                 executor.runUntilFinished()
             } else {
                 let done = DispatchSemaphore(value: 0)
                 Task {
-                    await answer()
+                    await work()
                     done.signal()
                 }
                 done.wait()
             }
-            return result.value ?? .text("Route gave no answer", status: 500)
+        }
+
+        /// Sends a streamed answer: the head, then the chunks the route writes. The connection
+        /// ends with it.
+        private func serveStream(
+            _ response: Response, _ body: @escaping @Sendable (StreamWriter) async -> Void, to request: Request
+        ) -> Bool {
+            var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
+            for field in response.headers { head += "\(field.name): \(field.value)\r\n" }
+            head += "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            guard write(Array(head.utf8)) else {
+                core.record(.clientClosedEarly(target: request.target))
+                return false
+            }
+            let writer = StreamWriter(socket: socket)
+            run { await body(writer) }
+            let complete = !writer.isDropped && write(StreamWriter.lastChunk)
+            core.record(complete ? .answered(target: request.target) : .clientClosedEarly(target: request.target))
+            return false
         }
 
         /// Sends an answer, acting out its delay and fault. Returns whether the connection can
@@ -109,6 +134,7 @@ extension LoopbackServer {
                 return false
             }
             if response.fault == .closeBeforeResponding { return false }
+            if let body = response.streamBody { return serveStream(response, body, to: request) }
             let keepAlive = request.headers["Connection"]?.lowercased() != "close"
             var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
             for field in response.headers { head += "\(field.name): \(field.value)\r\n" }

@@ -67,6 +67,8 @@ extension LoopbackServer {
         public var delay: Duration
         /// A scripted fault, or `nil` to answer normally.
         public var fault: Fault?
+        /// Writes the body as it goes (see ``stream(status:headers:_:)``); `body` is not sent then.
+        var streamBody: (@Sendable (StreamWriter) async -> Void)?
 
         /// Creates an answer.
         /// - Parameters:

@@ -310,3 +310,39 @@ import Testing
         #expect(perSecond.max() ?? 0 <= streams / 3, "reconnections per second: \(perSecond)")
     }
 }
+
+/// `LoopbackServer` routes that stream, read by the client.
+@Suite struct LoopbackStreamTests {
+    @Test("a route writes events when the test says, drops the connection, and the stream resumes after the last one")
+    func writtenWhenTheTestSays() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let (signals, signal) = AsyncStream<Void>.makeStream()
+        let connections = Counter()
+        server.route("/chat") { request in
+            let first = connections.increment() == 1
+            let after = Int(request.headers["Last-Event-ID"] ?? "") ?? 0
+            return .stream(headers: ["Content-Type": "text/event-stream"]) { writer in
+                guard first else {
+                    for n in (after + 1)...4 { writer.event(#"{"n":\#(n)}"#, id: String(n)) }
+                    return
+                }
+                var iterator = signals.makeAsyncIterator()
+                for n in 1...2 {
+                    await iterator.next()
+                    writer.event(#"{"n":\#(n)}"#, id: String(n))
+                }
+                writer.drop()
+            }
+        }
+        let client = StreamTests.client(server.baseURL)
+        var iterator = client.events(EventStreamTests.chat, options: EventStreamTests.quick).makeAsyncIterator()
+        signal.yield()
+        #expect(try await iterator.next()?.data.n == 1)
+        signal.yield()
+        #expect(try await iterator.next()?.data.n == 2)
+        #expect(try await iterator.next()?.data.n == 3)
+        #expect(try await iterator.next()?.data.n == 4)
+        #expect(server.requests.map { $0.headers["Last-Event-ID"] } == [nil, "2"])
+    }
+}
