@@ -7,7 +7,8 @@ struct FuzzTarget: Sendable {
     let summary: String
     let check: @Sendable (UnsafeRawBufferPointer) -> Void
 
-    static let all: [FuzzTarget] = parsingTargets + redactionTargets + bodyTargets + signingTargets + platformTargets
+    static let all: [FuzzTarget] =
+        parsingTargets + redactionTargets + streamTargets + bodyTargets + signingTargets + platformTargets
 }
 
 /// Aborts with `message` unless `condition` holds: libFuzzer keeps the input. (`abort`, not

@@ -16,28 +16,28 @@ import Foundation
 /// Lines longer than `maximumLineLength`, events with more data than `maximumEventSize`, field
 /// names past ``maximumFieldNameLength`` and IDs past ``maximumIDLength`` bytes throw
 /// ``NetworkError/Code/responseTooLarge``: memory stays bounded whatever the server sends.
-struct EventStreamParser {
+package struct EventStreamParser {
     /// A dispatched event, before its data is decoded.
-    struct Event: Equatable {
-        var type: String
-        var data: String
+    package struct Event: Equatable {
+        package var type: String
+        package var data: String
         /// The last event ID when the event was dispatched.
-        var id: String
+        package var id: String
         /// Whether the event set the ID itself (rather than keeping an earlier event's).
-        var setsID = false
+        package var setsID = false
     }
 
     /// The longest field name read, in bytes.
-    static let maximumFieldNameLength = 128
+    package static let maximumFieldNameLength = 128
     /// The longest event ID read, in bytes.
-    static let maximumIDLength = 1024
+    package static let maximumIDLength = 1024
 
     let maximumLineLength: Int
     let maximumEventSize: Int
     /// The last event ID: sent as `Last-Event-ID` when the stream connects again.
-    private(set) var lastEventID = ""
+    package private(set) var lastEventID = ""
     /// The reconnection time the server asked for with `retry`, in milliseconds.
-    var retry: Int?
+    package var retry: Int?
     private var line: [UInt8] = []
     private var data: [UInt8] = []
     private var hasData = false
@@ -53,7 +53,7 @@ struct EventStreamParser {
     ///   - maximumLineLength: The longest line, in bytes.
     ///   - maximumEventSize: The most data bytes of one event.
     ///   - lastEventID: The last event ID of an earlier connection.
-    init(maximumLineLength: Int = 1 << 20, maximumEventSize: Int = 1 << 20, lastEventID: String = "") {
+    package init(maximumLineLength: Int = 1 << 20, maximumEventSize: Int = 1 << 20, lastEventID: String = "") {
         self.maximumLineLength = maximumLineLength
         self.maximumEventSize = maximumEventSize
         self.lastEventID = lastEventID
@@ -63,7 +63,7 @@ struct EventStreamParser {
     /// Reads a piece of the stream.
     /// - Returns: The events it completed, in order.
     /// - Throws: ``NetworkError/Code/responseTooLarge`` past a bound.
-    mutating func parse(_ piece: Data) throws(NetworkError) -> [Event] {
+    package mutating func parse(_ piece: Data) throws(NetworkError) -> [Event] {
         var events: [Event] = []
         var bytes = piece
         if let held = start {

@@ -7,17 +7,17 @@ import Foundation
 /// `CR` before the `LF` and blank lines are dropped. At the end, a last record without its
 /// `LF` counts. A record longer than `maximumLineLength` bytes throws
 /// ``NetworkError/Code/responseTooLarge``.
-struct JSONLinesParser {
+package struct JSONLinesParser {
     let maximumLineLength: Int
     private var line: [UInt8] = []
 
-    init(maximumLineLength: Int = 1 << 20) {
+    package init(maximumLineLength: Int = 1 << 20) {
         self.maximumLineLength = maximumLineLength
     }
 
     /// Reads a piece of the stream.
     /// - Returns: The records it completed, in order, without blank ones.
-    mutating func parse(_ piece: Data) throws(NetworkError) -> [Data] {
+    package mutating func parse(_ piece: Data) throws(NetworkError) -> [Data] {
         var records: [Data] = []
         var failure: NetworkError?
         piece.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
@@ -42,7 +42,7 @@ struct JSONLinesParser {
     }
 
     /// The last record, when the stream ended without an `LF` after it.
-    mutating func finish() -> Data? { take() }
+    package mutating func finish() -> Data? { take() }
 
     /// The line gathered so far as a record, or `nil` when it is blank; empties it.
     private mutating func take() -> Data? {
