@@ -47,6 +47,11 @@ final class InFlightRegistry: @unchecked Sendable {
             }
             action?()
         }
+
+        /// Forgets what cancels the request (it has ended): whatever that holds is released.
+        fileprivate func detach() {
+            lock.withLock { cancelAction = nil }
+        }
     }
 
     private let lock = NSLock()
@@ -72,6 +77,7 @@ final class InFlightRegistry: @unchecked Sendable {
             entries[entry.id] = nil
             activity.update(entries.count)
         }
+        entry.detach()
     }
 
     /// Cancels every request in flight but the session's own.

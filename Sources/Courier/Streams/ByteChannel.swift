@@ -24,6 +24,8 @@ final class ByteChannel: @unchecked Sendable {
     /// Whether the transport was told to pause and waits for ``onDemand``.
     private var paused = false
     private var lastActivity = ContinuousClock.now
+    /// When the reader began to wait, while it waits.
+    private var waitingSince = ContinuousClock.now
     private var idleToken: Deadlines.Token?
     private var demand: (@Sendable () -> Void)?
     private var cancellation: (@Sendable (NetworkError) -> Void)?
@@ -117,6 +119,9 @@ final class ByteChannel: @unchecked Sendable {
         return goesOn
     }
 
+    /// Whether the buffer holds more than ``highWater`` bytes.
+    var isOverHighWater: Bool { lock.withLock { buffered > highWater } }
+
     /// The bytes received and not read yet.
     var bufferedByteCount: Int { lock.withLock { buffered } }
 
@@ -199,11 +204,19 @@ final class ByteChannel: @unchecked Sendable {
             if let error = ended { return continuation.resume(throwing: error) }
             return continuation.resume(returning: nil)
         }
+        guard waiter == nil else {
+            lock.unlock()
+            return continuation.resume(
+                throwing: NetworkError(.invalidRequest, "The stream's body is being read by another task already."))
+        }
         waiter = continuation
+        waitingSince = .now
         // A paused transfer with an empty buffer (the reader was quick): it may go on.
         let resumes = paused ? demand : nil
         paused = false
-        if idleToken == nil, let idleTimeout { idleToken = armIdle(at: lastActivity + idleTimeout) }
+        // Idle is silence while the reader waits: counted from its last byte or from the wait,
+        // whichever is later (a reader that was busy kept the transfer paused meanwhile).
+        if idleToken == nil, let idleTimeout { idleToken = armIdle(at: max(lastActivity, waitingSince) + idleTimeout) }
         lock.unlock()
         resumes?()
     }
@@ -216,11 +229,11 @@ final class ByteChannel: @unchecked Sendable {
     private func idleDeadlinePassed() {
         lock.lock()
         idleToken = nil
-        guard ended == nil, let idleTimeout else { return lock.unlock() }
-        // Only a reader that waits with nothing to read is idle; otherwise look again later.
-        let due = lastActivity + idleTimeout
-        guard waiter != nil, ContinuousClock.now >= due else {
-            idleToken = armIdle(at: max(due, .now + .milliseconds(10)))
+        // Nobody waits: the next wait arms the deadline again.
+        guard ended == nil, waiter != nil, let idleTimeout else { return lock.unlock() }
+        let due = max(lastActivity, waitingSince) + idleTimeout
+        guard ContinuousClock.now >= due else {
+            idleToken = armIdle(at: due)
             return lock.unlock()
         }
         lock.unlock()

@@ -62,9 +62,18 @@ package struct EventStreamParser {
 
     /// Reads a piece of the stream.
     /// - Returns: The events it completed, in order.
-    /// - Throws: ``NetworkError/Code/responseTooLarge`` past a bound.
+    /// - Throws: ``NetworkError/Code/responseTooLarge`` past a bound (the events before it are
+    ///   lost: ``parse(_:into:)`` keeps them).
     package mutating func parse(_ piece: Data) throws(NetworkError) -> [Event] {
         var events: [Event] = []
+        try parse(piece, into: &events)
+        return events
+    }
+
+    /// Reads a piece of the stream, adding the events it completes to `events` as they complete.
+    /// - Throws: ``NetworkError/Code/responseTooLarge`` past a bound, after the events before it
+    ///   were added.
+    package mutating func parse(_ piece: Data, into events: inout [Event]) throws(NetworkError) {
         var bytes = piece
         if let held = start {
             // At most two bytes wait here, and only until the first three are known.
@@ -74,19 +83,16 @@ package struct EventStreamParser {
             let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
             guard Array(joined.prefix(known)) == Array(bom.prefix(known)) else {
                 start = nil
-                bytes = joined
-                try scan(bytes, into: &events)
-                return events
+                return try scan(joined, into: &events)
             }
             guard known == 3 else {
                 start = Array(joined)
-                return events
+                return
             }
             start = nil
             bytes = joined.dropFirst(3)
         }
         try scan(bytes, into: &events)
-        return events
     }
 
     private mutating func scan(_ piece: Data, into events: inout [Event]) throws(NetworkError) {

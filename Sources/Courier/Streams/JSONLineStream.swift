@@ -72,7 +72,9 @@ final class JSONLineReader<Payload: Sendable> {
     private let options: StreamOptions
     private var parser: JSONLinesParser
     private var body: ResponseBodyStream.Reading?
+    /// Values decoded and not read yet, from `readyIndex` on.
     private var ready: [Payload] = []
+    private var readyIndex = 0
     private var started = false
     private var ended = false
     /// What ends the stream once the values before it are read.
@@ -87,7 +89,12 @@ final class JSONLineReader<Payload: Sendable> {
 
     func next(isolation actor: isolated (any Actor)? = #isolation) async throws(NetworkError) -> Payload? {
         while true {
-            if !ready.isEmpty { return ready.removeFirst() }
+            if readyIndex < ready.count {
+                defer { readyIndex += 1 }
+                return ready[readyIndex]
+            }
+            ready.removeAll(keepingCapacity: true)
+            readyIndex = 0
             if let failure {
                 self.failure = nil
                 throw failure
@@ -104,14 +111,23 @@ final class JSONLineReader<Payload: Sendable> {
                 }
             }
             guard let body else { return nil }
-            do {
+            do throws(NetworkError) {
                 guard let piece = try await body.next() else {
                     ended = true
                     self.body = nil
                     if let last = parser.finish() { ready.append(try decode(last)) }
                     continue
                 }
-                for record in try parser.parse(piece) { ready.append(try decode(record)) }
+                var records: [Data] = []
+                var parsing: NetworkError?
+                do {
+                    try parser.parse(piece, into: &records)
+                } catch {
+                    parsing = error
+                }
+                // The lines before a line too long are read first.
+                for record in records { ready.append(try decode(record)) }
+                if let parsing { throw parsing }
             } catch {
                 // The values decoded before the failure are read first.
                 ended = true

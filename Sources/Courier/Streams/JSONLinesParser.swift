@@ -17,8 +17,18 @@ package struct JSONLinesParser {
 
     /// Reads a piece of the stream.
     /// - Returns: The records it completed, in order, without blank ones.
+    /// - Throws: ``NetworkError/Code/responseTooLarge`` for a line past the bound (the records
+    ///   before it are lost: ``parse(_:into:)`` keeps them).
     package mutating func parse(_ piece: Data) throws(NetworkError) -> [Data] {
         var records: [Data] = []
+        try parse(piece, into: &records)
+        return records
+    }
+
+    /// Reads a piece of the stream, adding the records it completes to `records`.
+    /// - Throws: ``NetworkError/Code/responseTooLarge`` for a line past the bound, after the
+    ///   records before it were added.
+    package mutating func parse(_ piece: Data, into records: inout [Data]) throws(NetworkError) {
         var failure: NetworkError?
         piece.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
             let bytes = buffer.bindMemory(to: UInt8.self)
@@ -38,7 +48,6 @@ package struct JSONLinesParser {
             }
         }
         if let failure { throw failure }
-        return records
     }
 
     /// The last record, when the stream ended without an `LF` after it.

@@ -8,17 +8,20 @@ extension NetworkClient {
     /// after a silent login, when the answer asks), signing, common parameters, retries. An
     /// answer the client does not accept (an error status, or a JSON envelope with a failing
     /// code) throws the usual ``NetworkError`` with its body before any byte is read; a 2xx
-    /// JSON answer is read whole and given as one piece. Both transports stream the body and
-    /// slow the server down when the reader is behind; a transport of your own that returns
-    /// whole answers gives the body as one piece.
+    /// JSON answer is read whole (within the endpoint's deadline) and given as one piece.
+    /// Both transports stream the body. `CurlTransport`, and `URLSessionTransport` on Apple
+    /// platforms, slow the server down when the reader is behind; Linux `URLSession` cannot
+    /// pause, so there a reader more than 8 MiB behind fails the stream with
+    /// ``NetworkError/Code/responseTooLarge``. A transport of your own that returns whole
+    /// answers gives the body as one piece.
     ///
     /// ```swift
     /// let answer = try await client.stream(.get("exports/today"))
     /// for try await piece in answer.body { try output.write(contentsOf: piece) }
     /// ```
     ///
-    /// The stream counts as a request in flight until its body ends: ``cancelAll()`` and a
-    /// logout close it. The endpoint's timeout is the deadline for the head; after it only
+    /// The stream counts as a request in flight until its body ends or the answer is released:
+    /// ``cancelAll()`` and a logout close it. The endpoint's timeout is the deadline for the head; after it only
     /// ``StreamOptions/idleTimeout`` applies. No cache and no shared transfer is used.
     /// - Parameters:
     ///   - endpoint: What to send (its decoding is not used: the body is given as it is).
@@ -39,6 +42,8 @@ extension NetworkClient {
         let entry = register()
         do {
             let (response, _) = try await openStream(endpoint, streaming: streaming, entry: entry, in: nil)
+            // An answer outlives the caller's reference to the client: the transport stays.
+            response.body.reading.keepAlive(self)
             response.body.reading.whenEnded { [self] in finish(entry) }
             return response
         } catch {
@@ -72,12 +77,13 @@ extension NetworkClient {
             }
             let redactor = configuration.redactor
             // Held weakly: a body its reader drops closes its connection (see `Reading`).
-            entry.attach { [session, request, weak reading = body.reading] in
+            // Not `scope`, which holds the entry: the entry would hold itself.
+            entry.attach { [session, request, epoch = scope.epoch, weak reading = body.reading] in
                 // A logout or the backend's end of the session: the end's own error.
                 let error =
-                    scope.epoch.isCurrent
+                    epoch.isCurrent
                     ? NetworkError(.cancelled, "The stream was cancelled (cancelAll()).")
-                    : session.endError(of: scope.epoch.number, while: "the stream was open")
+                    : session.endError(of: epoch.number, while: "the stream was open")
                 reading?.cancel(error.describing(request, redactor: redactor))
             }
             return (StreamedResponse(response, body: body), scope)

@@ -40,14 +40,14 @@ public struct StreamOptions: Sendable, Hashable {
     /// server's `retry:`) and doubles with each failed attempt up to ``maximumDelay``, so many
     /// clients dropped at once do not come back at once.
     ///
-    /// A connection that stayed up for ``healthyAfter`` starts the count again. The stream
-    /// gives up, throwing the last error, after ``maximumAttempts`` attempts in a row that
-    /// failed. It never connects again after its reader's task is cancelled,
+    /// A connection that gave an event, or stayed up for ``healthyAfter``, starts the count
+    /// again. The stream gives up after ``maximumAttempts`` attempts in a row that gave no event:
+    /// it throws the last error, or ends when the server closed the connection cleanly. It never connects again after its reader's task is cancelled,
     /// ``NetworkClient/cancelAll()`` or a logout; nor after a 204, or a 4xx answer other than
     /// 401, 408 and 429.
     public struct Reconnection: Sendable, Hashable {
-        /// The first ceiling of the pause; the server's `retry:` field replaces it. 1 second by
-        /// default.
+        /// The first ceiling of the pause; the server's `retry:` field replaces it (a tenth of a
+        /// second at least). 1 second by default.
         public var initialDelay: Duration
         /// The largest ceiling of the pause: 30 seconds by default.
         public var maximumDelay: Duration
@@ -80,7 +80,9 @@ public struct StreamOptions: Sendable, Hashable {
         /// The pause before attempt `attempt` (1 for the first after a drop), given the server's
         /// `retry:` in milliseconds: drawn by `random` between zero and the ceiling.
         func delay(attempt: Int, retry: Int?, random: (ClosedRange<Double>) -> Double) -> Duration {
-            let base = retry.map { Duration.milliseconds($0) } ?? initialDelay
+            // A server's pause of nothing is taken as a tenth of a second: a server that closes
+            // at once must not make the stream spin.
+            let base = retry.map { Duration.milliseconds(max($0, 100)) } ?? initialDelay
             // The server's own pause is kept even when it is longer than the largest ceiling.
             let cap = max(maximumDelay.seconds, base.seconds)
             let ceiling = min(base.seconds * pow(2, Double(min(max(attempt - 1, 0), 30))), cap)

@@ -8,10 +8,12 @@ import Foundation
 /// for try await piece in answer.body { try output.write(contentsOf: piece) }
 /// ```
 ///
-/// Only one task reads the body, once. Reading is what moves the transfer on: a reader that
-/// stops pulling makes the transport stop reading the socket, so memory stays bounded. Leaving
-/// the loop, cancelling the reading task, ``NetworkClient/cancelAll()`` or a logout closes the
-/// connection at once.
+/// Only one task reads the body, once (a second reader throws
+/// ``NetworkError/Code/invalidRequest``). Reading is what moves the transfer on: a reader that
+/// stops pulling makes the transport stop reading the socket, so memory stays bounded (see
+/// ``StreamOptions/bufferSize`` for Linux `URLSession`). Releasing the answer and its body,
+/// cancelling the reading task, ``NetworkClient/cancelAll()`` or a logout closes the connection
+/// at once.
 public struct StreamedResponse: Sendable {
     /// The HTTP status code (2xx: other answers throw).
     public let status: Int
@@ -83,9 +85,16 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         private let lock = NSLock()
         private var onEnd: (@Sendable () -> Void)?
         private var ended = false
+        /// What must live while the body is read (the client, and with it its transport).
+        private var owner: (any Sendable)?
 
         init(_ channel: ByteChannel) {
             self.channel = channel
+        }
+
+        /// Keeps `owner` alive until the body ends or is released.
+        func keepAlive(_ owner: any Sendable) {
+            lock.withLock { if !ended { self.owner = owner } }
         }
 
         /// Sets what runs when the body ends; at once when it has ended already.
@@ -110,7 +119,8 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
                 }
                 return piece
             } catch {
-                end()
+                // A second reader's refusal leaves the body to the first.
+                if channel.isEnded { end() }
                 throw error
             }
         }
@@ -122,12 +132,16 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         }
 
         private func end() {
-            let action = lock.withLock {
-                defer { onEnd = nil }
+            let (action, owner) = lock.withLock {
+                defer {
+                    onEnd = nil
+                    self.owner = nil
+                }
                 ended = true
-                return onEnd
+                return (onEnd, self.owner)
             }
             action?()
+            _ = owner  // released here, outside the lock
         }
     }
 }

@@ -349,3 +349,88 @@ import Testing
         #expect(server.requests.map { $0.headers["Last-Event-ID"] } == [nil, "2"])
     }
 }
+
+/// What a hostile review of the event stream found, each with its scenario.
+@Suite struct EventStreamReviewTests {
+    static let head = StreamTests.eventHead
+
+    @Test("a server that opens every connection with a log-in code gets one silent login, then the business error")
+    func sessionAnswerLoop() async throws {
+        let code99 = "data: {\"code\":99,\"msg\":\"log in\",\"data\":null}\n\n"
+        let server = try FaultServer(script: { _ in [.readRequest, .send(Self.head), .send(code99), .waitForHangUp] })
+        defer { server.stop() }
+        let logIns = Counter()
+        let session = Session(
+            store: InMemoryTokenStore(credential: Credential(accessToken: "old")), logInCodes: [99],
+            logIn: { _ in Credential(accessToken: "again-\(logIns.increment())") })
+        let client = StreamTests.client(server.baseURL, session: session)
+        let error = await networkError {
+            _ = try await EventStreamTests.collect(
+                client.events(Endpoint<EventStreamTests.Token>.get("chat"), options: EventStreamTests.quick))
+        }
+        #expect(error?.code == .business)
+        #expect(error?.businessCode == 99)
+        #expect(logIns.current == 1)
+        #expect(server.requestHeads.count == 2)
+    }
+
+    @Test("the events before an event past the size limit are read, then the stream fails")
+    func eventsBeforeTooLarge() async throws {
+        let big = "data: " + String(repeating: "x", count: 200) + "\n\n"
+        let server = try FaultServer([
+            .readRequest, .send(Self.head), .send(EventStreamTests.events(1...2) + big), .waitForHangUp,
+        ])
+        defer { server.stop() }
+        var read: [Int] = []
+        let options = StreamOptions(maximumElementSize: 64)
+        let error = await networkError {
+            for try await event in StreamTests.client(server.baseURL).events(EventStreamTests.chat, options: options) {
+                read.append(event.data.n)
+            }
+        }
+        #expect(read == [1, 2])
+        #expect(error?.code == .responseTooLarge)
+    }
+
+    @Test("events of one connection that share an ID are all read")
+    func sharedIDInOneConnection() async throws {
+        let chunk = (1...3).map { "id: msg-42\ndata: {\"n\":\($0)}\n\n" }.joined()
+        let server = try FaultServer([.readRequest, .send(Self.head), .send(chunk), .close])
+        defer { server.stop() }
+        let options = StreamOptions(reconnection: .never)
+        let events = try await EventStreamTests.collect(
+            StreamTests.client(server.baseURL).events(EventStreamTests.chat, options: options))
+        #expect(events.map(\.data.n) == [1, 2, 3])
+    }
+
+    @Test("a server that closes cleanly after each event is not counted as failing")
+    func cleanClosesAfterEvents() async throws {
+        let server = try FaultServer(script: { connection in
+            connection < 5
+                ? [
+                    .readRequest, .send(Self.head), .send(EventStreamTests.events((connection + 1)...(connection + 1))),
+                    .close,
+                ]
+                : [.readRequest, .respond(status: 204), .close]
+        })
+        defer { server.stop() }
+        var options = EventStreamTests.quick
+        options.reconnection.maximumAttempts = 1
+        let events = try await EventStreamTests.collect(
+            StreamTests.client(server.baseURL).events(EventStreamTests.chat, options: options))
+        #expect(events.map(\.data.n) == [1, 2, 3, 4, 5])
+    }
+
+    @Test("an id: line without data moves the resume point on")
+    func idOnlyCheckpoint() async throws {
+        let server = try FaultServer(script: { connection in
+            connection == 0
+                ? [.readRequest, .send(Self.head), .send(EventStreamTests.events(1...1) + "id: 7\n\n"), .close]
+                : [.readRequest, .respond(status: 204), .close]
+        })
+        defer { server.stop() }
+        _ = try await EventStreamTests.collect(
+            StreamTests.client(server.baseURL).events(EventStreamTests.chat, options: EventStreamTests.quick))
+        #expect(server.requestHeads.last?.headers["Last-Event-ID"] == "7")
+    }
+}

@@ -192,3 +192,72 @@ import Testing
         #expect(error?.code == .timedOut)
     }
 }
+
+/// What a hostile review of raw streams and JSON Lines found.
+@Suite struct StreamReviewTests {
+    @Test("a second task reading the same body fails plainly; the first goes on")
+    func secondReader() async throws {
+        let server = try FaultServer([
+            .readRequest, .send(StreamTests.eventHead), .pause(.milliseconds(300)), .send("late"), .close,
+        ])
+        defer { server.stop() }
+        let answer = try await StreamTests.client(server.baseURL).stream(StreamTests.feed)
+        let first = Task { () -> Data in
+            var all = Data()
+            for try await piece in answer.body { all.append(piece) }
+            return all
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let error = await networkError { for try await _ in answer.body {} }
+        #expect(error?.code == .invalidRequest)
+        #expect(try await first.value == Data("late".utf8))
+    }
+
+    @Test("a reader busy for longer than the idle timeout is not failed for the time it was busy")
+    func idleCountsFromTheWait() async throws {
+        let server = try FaultServer([
+            .readRequest, .send(StreamTests.eventHead), .send("a"), .pause(.milliseconds(900)), .send("b"), .close,
+        ])
+        defer { server.stop() }
+        let options = StreamOptions(idleTimeout: .milliseconds(700))
+        let answer = try await StreamTests.client(server.baseURL).stream(StreamTests.feed, options: options)
+        var iterator = answer.body.makeAsyncIterator()
+        #expect(try await iterator.next() == Data("a".utf8))
+        try await Task.sleep(for: .milliseconds(500))  // busy: the server is silent meanwhile
+        #expect(try await iterator.next() == Data("b".utf8))
+    }
+
+    @Test(
+        "JSON Lines over HTTP: lines cut across pieces, CRLF, a last line without LF; a bad line fails after the ones before"
+    )
+    func jsonLines() async throws {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n"
+        let server = try FaultServer(script: { connection in
+            connection == 0
+                ? [
+                    .readRequest, .send(head), .send("{\"n\":1,\"te"), .pause(.milliseconds(50)),
+                    .send("xt\":\"a\"}\r\n\n{\"n\":2,\"text\":\"é"), .send("\"}"), .close,
+                ]
+                : [
+                    .readRequest, .send(head), .send("{\"n\":1,\"text\":\"a\"}\nnot json\n{\"n\":3,\"text\":\"c\"}\n"),
+                    .close,
+                ]
+        })
+        defer { server.stop() }
+        struct Line: Decodable, Sendable, Equatable {
+            let n: Int
+            let text: String
+        }
+        let client = StreamTests.client(server.baseURL)
+        var lines: [Line] = []
+        for try await line in client.lines(Endpoint<Line>.get("export", decoding: .json)) { lines.append(line) }
+        #expect(lines == [Line(n: 1, text: "a"), Line(n: 2, text: "é")])
+        var read: [Int] = []
+        let error = await networkError {
+            for try await line in client.lines(Endpoint<Line>.get("export", decoding: .json)) { read.append(line.n) }
+        }
+        #expect(read == [1])
+        #expect(error?.code == .decodingFailed)
+        #expect(client.activeRequestCount == 0)
+    }
+}

@@ -349,7 +349,7 @@
         /// Answers the caller with `error` at once (cancellation); the loop removes the handle.
         /// - Returns: Whether the transfer was running (and so must be removed from libcurl).
         @discardableResult
-        func stop(_ error: NetworkError) -> Bool {
+        func stop(_ error: NetworkError, unlessStreaming: Bool = false) -> Bool {
             lock.lock()
             switch state {
             case .idle:
@@ -364,6 +364,10 @@
                 continuation.resume(throwing: answer)
                 return true
             case .streaming(let channel):
+                guard !unlessStreaming else {
+                    lock.unlock()
+                    return false
+                }
                 state = .finished
                 lock.unlock()
                 channel.finish(error)
@@ -375,13 +379,11 @@
         }
 
         /// ``stop(_:)`` for a caller still waiting for the head (the head's deadline, the caller's
-        /// cancellation): a body already streaming belongs to its reader.
+        /// cancellation): a body already streaming belongs to its reader. One step under the
+        /// lock, so a head that arrives at the deadline is either answered or stopped, never
+        /// both.
         func stopUnlessStreaming(_ error: NetworkError) -> Bool {
-            let streams = lock.withLock {
-                if case .streaming = state { return true }
-                return false
-            }
-            return streams ? false : stop(error)
+            stop(error, unlessStreaming: true)
         }
 
         /// Ends the transfer with libcurl's result (on the loop thread).

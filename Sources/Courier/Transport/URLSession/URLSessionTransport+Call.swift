@@ -40,6 +40,8 @@ extension URLSessionTransport {
         private let sink: ResponseBodySink
         /// Set when the caller reads a 2xx body as it arrives.
         private let streaming: StreamRequest?
+        /// Apple platforms: whether the task is suspended because its reader is behind.
+        private var suspended = false
         private let request: URLRequest
         private let body: PreparedBody
         private let progress: ProgressReporter?
@@ -201,12 +203,18 @@ extension URLSessionTransport {
             lock.unlock()
             deadlineToken.map(Deadlines.shared.disarm)
             channel.connect(
-                onDemand: { [weak task] in
+                onDemand: { [weak self, weak task] in
                     // Apple platforms: the task suspended when the channel filled goes on.
                     #if !canImport(FoundationNetworking)
-                        task?.resume()
+                        guard let self, let task else { return }
+                        lock.withLock {
+                            guard suspended else { return }
+                            suspended = false
+                            task.resume()
+                        }
+                    #else
+                        _ = (self, task)
                     #endif
-                    _ = task
                 },
                 onCancel: { [weak self] error in self?.stop(error) })
             var answer = Self.httpResponse(head, body: Data(), file: nil)
@@ -256,7 +264,13 @@ extension URLSessionTransport {
                         "The stream's reader fell more than \(limit) bytes behind; URLSession cannot pause a transfer on Linux (CurlTransport can)."
                     ))
             #else
-                task.suspend()
+                // Under the lock, against the reader's demand: it may have caught up meanwhile
+                // (and found nothing to resume), so the buffer is looked at again.
+                lock.withLock {
+                    guard !suspended, channel.isOverHighWater else { return }
+                    suspended = true
+                    task.suspend()
+                }
             #endif
         }
 
