@@ -434,3 +434,52 @@ import Testing
         #expect(server.requestHeads.last?.headers["Last-Event-ID"] == "7")
     }
 }
+
+/// Event streams cut by the network where a parser is most likely to slip: a CRLF split
+/// between two writes, a UTF-8 character split between two writes, a connection dropped in the
+/// middle of an event.
+@Suite struct EventStreamSplitTests {
+    static let gap = FaultServer.Step.pause(.milliseconds(30))
+
+    @Test("a CRLF and a UTF-8 character split across writes give the same events")
+    func splitBytes() async throws {
+        let euro = Array("€".utf8)
+        let server = try FaultServer([
+            .readRequest, .send(StreamTests.eventHead),
+            .send("id: 1\r\ndata: first\r"), Self.gap, .send("\n"),
+            .send("\r\n"), Self.gap,
+            .send(Data(Array("id: 2\r\ndata: ".utf8) + euro.prefix(1))), Self.gap,
+            .send(Data(euro.dropFirst())), .send("x\r\n\r"), Self.gap, .send("\n"), .close,
+        ])
+        defer { server.stop() }
+        let options = StreamOptions(reconnection: .never)
+        var events: [ServerSentEvent<String>] = []
+        for try await event in StreamTests.client(server.baseURL).events(
+            Endpoint<String>.get("chat", decoding: .text), options: options)
+        {
+            events.append(event)
+        }
+        #expect(events.map(\.id) == ["1", "2"])
+        #expect(events.map(\.data) == ["first", "€x"])
+    }
+
+    @Test("a connection dropped in the middle of an event: the half event is dropped and comes again whole")
+    func dropMidEvent() async throws {
+        let server = try FaultServer(script: { connection in
+            switch connection {
+            case 0:
+                [
+                    .readRequest, .send(StreamTests.eventHead),
+                    .send(EventStreamTests.events(1...1) + "id: 2\ndata: {\"n\""), .reset,
+                ]
+            case 1: [.readRequest, .send(StreamTests.eventHead), .send(EventStreamTests.events(2...2)), .close]
+            default: [.readRequest, .respond(status: 204), .close]
+            }
+        })
+        defer { server.stop() }
+        let events = try await EventStreamTests.collect(
+            StreamTests.client(server.baseURL).events(EventStreamTests.chat, options: EventStreamTests.quick))
+        #expect(events.map(\.data.n) == [1, 2])
+        #expect(server.requestHeads.dropFirst().first?.headers["Last-Event-ID"] == "1")
+    }
+}
