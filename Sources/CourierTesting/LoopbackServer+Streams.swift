@@ -63,7 +63,9 @@ extension LoopbackServer.Response {
     /// An answer whose body the route writes as it goes, chunked: events of a stream, lines of an
     /// export. `body` runs once the head is sent; when it returns, the body ends (or, after
     /// ``LoopbackServer/StreamWriter/drop()``, the connection closes mid-body). The connection
-    /// carries no other request afterwards.
+    /// carries no other request afterwards. A delay (``delayed(by:)``) and
+    /// ``LoopbackServer/Fault/closeBeforeResponding`` apply; the other faults do not (`drop()`
+    /// is a stream's own).
     ///
     /// ```swift
     /// server.route("chat") { request in

@@ -147,11 +147,25 @@ final class ByteChannel: @unchecked Sendable {
     }
 
     /// Ends the channel for the reader and stops the transfer: buffered pieces are dropped,
-    /// and a waiting ``next()`` throws `error`.
+    /// and the reader's next (or waiting) ``next()`` throws `error`, even when the body had
+    /// arrived whole (the reader has not read it all).
     func cancel(_ error: NetworkError) {
         lock.lock()
+        let (waiter, stop, token) = endLocked(error)
+        lock.unlock()
+        token.map(Deadlines.shared.disarm)
+        waiter?.resume(throwing: error)
+        stop?(error)
+    }
+
+    /// Ends the channel with `error` unless it failed already; called with `lock` held.
+    /// - Returns: The waiting reader, what stops the transfer and the idle deadline, to be
+    ///   answered, run and disarmed once the lock is released.
+    private func endLocked(_ error: NetworkError) -> (
+        CheckedContinuation<Data?, any Error>?, (@Sendable (NetworkError) -> Void)?, Deadlines.Token?
+    ) {
         let stop = cancellation
-        if ended == nil { ended = .some(error) }
+        if case .some(.some) = ended {} else { ended = .some(error) }
         pieces.removeAll()
         head = 0
         buffered = 0
@@ -161,10 +175,7 @@ final class ByteChannel: @unchecked Sendable {
         self.waiter = nil
         let token = idleToken
         idleToken = nil
-        lock.unlock()
-        token.map(Deadlines.shared.disarm)
-        waiter?.resume(throwing: error)
-        stop?(error)
+        return (waiter, stop, token)
     }
 
     /// The next piece, or `nil` at the end of a complete body.
@@ -192,6 +203,10 @@ final class ByteChannel: @unchecked Sendable {
             if head == pieces.count {
                 pieces.removeAll(keepingCapacity: true)
                 head = 0
+            } else if head > 64, head * 2 > pieces.count {
+                // A reader that never quite catches up must not leave a trail of empty slots.
+                pieces.removeFirst(head)
+                head = 0
             }
             let resumes = paused && buffered <= highWater / 2 ? demand : nil
             if resumes != nil { paused = false }
@@ -204,6 +219,8 @@ final class ByteChannel: @unchecked Sendable {
             if let error = ended { return continuation.resume(throwing: error) }
             return continuation.resume(returning: nil)
         }
+        // One reader never waits twice at once (see `ResponseBodyStream.Reading.claim()`); a
+        // copied iterator could: it is refused, and the body stays the first wait's.
         guard waiter == nil else {
             lock.unlock()
             return continuation.resume(
@@ -236,7 +253,11 @@ final class ByteChannel: @unchecked Sendable {
             idleToken = armIdle(at: due)
             return lock.unlock()
         }
+        // Decided and ended in one step: a piece that comes now finds the channel ended.
+        let error = NetworkError(.timedOut, "The stream sent nothing for \(idleTimeout) (idle timeout).")
+        let (waiter, stop, _) = endLocked(error)
         lock.unlock()
-        cancel(NetworkError(.timedOut, "The stream sent nothing for \(idleTimeout) (idle timeout)."))
+        waiter?.resume(throwing: error)
+        stop?(error)
     }
 }

@@ -54,13 +54,19 @@ final class EventStreamReader<Payload: Sendable> {
 
     deinit {
         body?.cancel(NetworkError(.cancelled, "The event stream was dropped."))
-        client.finish(entry)
+        if !ended { client.finish(entry) }
     }
 
     func next(isolation actor: isolated (any Actor)? = #isolation) async throws(NetworkError)
         -> ServerSentEvent<Payload>?
     {
         while true {
+            // After `cancelAll()` or a logout, nothing more is handed out.
+            if entry.isCancelled, !ended {
+                ready.removeAll()
+                readyIndex = 0
+                throw end(cancelled())
+            }
             if readyIndex < ready.count {
                 defer { readyIndex += 1 }
                 return ready[readyIndex]
@@ -208,7 +214,10 @@ final class EventStreamReader<Payload: Sendable> {
             highWater: options.bufferSize, idleTimeout: options.idleTimeout, sessionAnswer: sessionAnswer,
             previouslySent: lastStreaming?.sent)
         sessionAnswer = nil
-        let (response, scope) = try await client.openStream(endpoint, streaming: streaming, entry: entry, in: epoch)
+        // `cancelAll()` or a logout ends the stream's time in flight at once, not at the next read.
+        let (response, scope) = try await client.openStream(
+            endpoint, streaming: streaming, entry: entry, in: epoch,
+            onCancel: { [client, entry] in client.finish(entry) })
         epoch = scope.epoch
         lastStreaming = streaming
         if response.status == 204 {

@@ -56,8 +56,12 @@ extension NetworkClient {
     /// one when `nil`): sent through the layers, its answer checked. From the answer on, the
     /// entry's cancellation (``cancelAll()``, a logout) closes the body.
     /// - Returns: The answer and the scope it was sent in.
+    /// - Parameter onCancel: What else the entry's cancellation does once the body is closed
+    ///   (an event stream, whose entry outlives each connection, ends it at once).
     nonisolated func openStream<Response>(
-        _ endpoint: Endpoint<Response>, streaming: StreamRequest, entry: InFlightRegistry.Entry, in epoch: SessionEpoch?
+        _ endpoint: Endpoint<Response>, streaming: StreamRequest, entry: InFlightRegistry.Entry,
+        in epoch: SessionEpoch?,
+        onCancel: (@Sendable () -> Void)? = nil
     ) async throws(NetworkError) -> (StreamedResponse, RequestScope) {
         var request = try makeRequest(endpoint)
         request.streaming = streaming
@@ -77,14 +81,18 @@ extension NetworkClient {
             }
             let redactor = configuration.redactor
             // Held weakly: a body its reader drops closes its connection (see `Reading`).
-            // Not `scope`, which holds the entry: the entry would hold itself.
-            entry.attach { [session, request, epoch = scope.epoch, weak reading = body.reading] in
+            // Not `scope`, which holds the entry (the entry would hold itself), nor the request's
+            // stream state, which holds the credential it was sent with.
+            var described = request
+            described.streaming = nil
+            entry.attach { [session, described, epoch = scope.epoch, weak reading = body.reading] in
                 // A logout or the backend's end of the session: the end's own error.
                 let error =
                     epoch.isCurrent
                     ? NetworkError(.cancelled, "The stream was cancelled (cancelAll()).")
                     : session.endError(of: epoch.number, while: "the stream was open")
-                reading?.cancel(error.describing(request, redactor: redactor))
+                reading?.cancel(error.describing(described, redactor: redactor))
+                onCancel?()
             }
             return (StreamedResponse(response, body: body), scope)
         } catch {

@@ -86,7 +86,10 @@ public struct StreamOptions: Sendable, Hashable {
             // The server's own pause is kept even when it is longer than the largest ceiling.
             let cap = max(maximumDelay.seconds, base.seconds)
             let ceiling = min(base.seconds * pow(2, Double(min(max(attempt - 1, 0), 30))), cap)
-            return .seconds(random(0...max(ceiling, 0)))
+            // At least a tenth of a second (or the whole ceiling, when smaller): a server that
+            // sends an event and closes, again and again, is not called back in a tight loop.
+            let ceilingSeconds = max(ceiling, 0)
+            return .seconds(random(min(0.1, ceilingSeconds)...ceilingSeconds))
         }
     }
 }

@@ -54,24 +54,33 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         self.init(Reading(channel))
     }
 
-    /// Makes the iterator.
-    public func makeAsyncIterator() -> Iterator { Iterator(reading: reading) }
+    /// Makes the iterator. The body is read once: a second iterator throws
+    /// ``NetworkError/Code/invalidRequest`` and leaves the body to the first.
+    public func makeAsyncIterator() -> Iterator { Iterator(reading: reading, owns: reading.claim()) }
 
     /// Reads the pieces.
     public struct Iterator: AsyncIteratorProtocol {
         let reading: Reading
+        /// Whether this iterator is the body's reader.
+        let owns: Bool
 
         /// The next piece, or `nil` at the end of a complete body.
         /// - Throws: ``NetworkError``.
         public mutating func next() async throws(NetworkError) -> Data? {
-            try await reading.next()
+            guard owns else { throw Self.refused }
+            return try await reading.next()
         }
 
         /// The next piece, or `nil` at the end of a complete body.
         /// - Parameter actor: The caller's actor.
         /// - Throws: ``NetworkError``.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(NetworkError) -> Data? {
-            try await reading.next()
+            guard owns else { throw Self.refused }
+            return try await reading.next()
+        }
+
+        private static var refused: NetworkError {
+            NetworkError(.invalidRequest, "The stream's body is read once, and another reader has it.")
         }
     }
 
@@ -85,11 +94,20 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         private let lock = NSLock()
         private var onEnd: (@Sendable () -> Void)?
         private var ended = false
+        private var claimed = false
         /// What must live while the body is read (the client, and with it its transport).
         private var owner: (any Sendable)?
 
         init(_ channel: ByteChannel) {
             self.channel = channel
+        }
+
+        /// Makes the caller the body's one reader; `false` when another is already.
+        func claim() -> Bool {
+            lock.withLock {
+                defer { claimed = true }
+                return !claimed
+            }
         }
 
         /// Keeps `owner` alive until the body ends or is released.
@@ -119,7 +137,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
                 }
                 return piece
             } catch {
-                // A second reader's refusal leaves the body to the first.
+                // A copied iterator refused while the first waits leaves the body to it.
                 if channel.isEnded { end() }
                 throw error
             }

@@ -111,7 +111,7 @@ import Testing
 
     @Test("a reader that keeps up gets every byte, on either transport")
     func keepsUp() async throws {
-        let piece = Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let piece = Data((0..<(64 << 10) as Range<Int>).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         // Linux URLSession cannot pause, and lets a reader fall 8 MiB behind at most (loopback
         // is faster than a reader on a busy machine): 6 MiB there, 16 MiB on CurlTransport.
         let count = TestTransport.isURLSession ? 96 : 256
@@ -259,5 +259,48 @@ import Testing
         #expect(read == [1])
         #expect(error?.code == .decodingFailed)
         #expect(client.activeRequestCount == 0)
+    }
+}
+
+/// What a second hostile review found.
+@Suite struct StreamSecondReviewTests {
+    @Test("cancelAll() before a complete body was read throws rather than end it short")
+    func cancelAfterTheWholeBodyArrived() async throws {
+        let server = try FaultServer([.readRequest, .send(StreamTests.eventHead), .send("all of it"), .close])
+        defer { server.stop() }
+        let client = StreamTests.client(server.baseURL)
+        let answer = try await client.stream(StreamTests.feed)
+        #expect(await server.waitUntil { $0.connections.first?.isClosed == true })
+        try await Task.sleep(for: .milliseconds(100))  // the transport has finished the body
+        client.cancelAll()
+        let error = await networkError { for try await _ in answer.body {} }
+        #expect(error?.code == .cancelled)
+    }
+
+    @Test("an event stream left unread leaves the requests in flight at once on cancelAll()")
+    func idleEventStreamCancelled() async throws {
+        let server = try FaultServer([
+            .readRequest, .send(StreamTests.eventHead), .send(EventStreamTests.events(1...2)), .waitForHangUp,
+        ])
+        defer { server.stop() }
+        let client = StreamTests.client(server.baseURL)
+        var iterator = client.events(EventStreamTests.chat, options: EventStreamTests.quick).makeAsyncIterator()
+        #expect(try await iterator.next()?.data.n == 1)
+        #expect(client.activeRequestCount == 1)
+        client.cancelAll()
+        #expect(client.activeRequestCount == 0)
+        let error = await networkError { _ = try await iterator.next() }
+        #expect(error?.code == .cancelled, "the event already read from the wire is not handed out")
+    }
+
+    @Test("the pause before a reconnection is a tenth of a second at least, whatever the server's retry")
+    func pauseFloor() {
+        let policy = StreamOptions.Reconnection()
+        let lowest = policy.delay(attempt: 1, retry: 0) { $0.lowerBound }
+        #expect(lowest >= .milliseconds(100))
+        let highest = policy.delay(attempt: 3, retry: 0) { $0.upperBound }
+        #expect(highest >= .milliseconds(400))
+        let quick = StreamOptions.Reconnection(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(20))
+        #expect(quick.delay(attempt: 1, retry: nil) { $0.lowerBound } == .milliseconds(20))
     }
 }
