@@ -3,11 +3,12 @@ import Foundation
 /// The bounded buffer between a transport that streams an answer's body and the one task that
 /// reads it.
 ///
-/// The transport ``push(_:)``es each piece as it arrives; past ``highWater`` bytes buffered it is
-/// told to stop reading, and ``onDemand`` runs once the reader has taken the buffer below half
-/// of it, so a slow reader slows the transfer and memory stays bounded. The reader's
+/// The transport offers each piece as it arrives (``offer(_:)`` when it can pause, ``push(_:)``
+/// when it cannot); past ``highWater`` bytes buffered it is told to stop reading, and the
+/// `onDemand` it gave ``connect(onDemand:onCancel:)`` runs once the reader has taken the buffer
+/// below half of it, so a slow reader slows the transfer and memory stays bounded. The reader's
 /// ``next()`` waits for a piece, the end, or the idle timeout; ``cancel(_:)`` (the reader gone,
-/// `cancelAll()`, a logout) ends the channel and runs ``onCancel``, which stops the transfer.
+/// `cancelAll()`, a logout) ends the channel and runs `onCancel`, which stops the transfer.
 ///
 /// `@unchecked Sendable`: every mutable field is guarded by `lock`.
 final class ByteChannel: @unchecked Sendable {

@@ -42,8 +42,8 @@ extension NetworkClient {
         let entry = register()
         do {
             let (response, _) = try await openStream(endpoint, streaming: streaming, entry: entry, in: nil)
-            // An answer outlives the caller's reference to the client: the transport stays.
-            response.body.reading.keepAlive(self)
+            // Held until the body ends or is released: an answer outlives the caller's reference
+            // to the client, and the client's transport must stay.
             response.body.reading.whenEnded { [self] in finish(entry) }
             return response
         } catch {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// How a streamed answer is read: ``NetworkClient/stream(_:options:)``,
-/// ``NetworkClient/events(_:options:)`` and ``NetworkClient/lines(_:options:)``.
+/// ``NetworkClient/events(_:options:lastEventID:)`` and ``NetworkClient/lines(_:options:)``.
 public struct StreamOptions: Sendable, Hashable {
     /// How long the reader waits for a byte before the stream fails with
     /// ``NetworkError/Code/timedOut`` (an event stream connects again instead). Any byte resets

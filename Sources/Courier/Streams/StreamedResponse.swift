@@ -95,8 +95,6 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         private var onEnd: (@Sendable () -> Void)?
         private var ended = false
         private var claimed = false
-        /// What must live while the body is read (the client, and with it its transport).
-        private var owner: (any Sendable)?
 
         init(_ channel: ByteChannel) {
             self.channel = channel
@@ -108,11 +106,6 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
                 defer { claimed = true }
                 return !claimed
             }
-        }
-
-        /// Keeps `owner` alive until the body ends or is released.
-        func keepAlive(_ owner: any Sendable) {
-            lock.withLock { if !ended { self.owner = owner } }
         }
 
         /// Sets what runs when the body ends; at once when it has ended already.
@@ -150,16 +143,12 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         }
 
         private func end() {
-            let (action, owner) = lock.withLock {
-                defer {
-                    onEnd = nil
-                    self.owner = nil
-                }
+            let action = lock.withLock {
+                defer { onEnd = nil }
                 ended = true
-                return (onEnd, self.owner)
+                return onEnd
             }
             action?()
-            _ = owner  // released here, outside the lock
         }
     }
 }
