@@ -68,7 +68,18 @@ final class ByteChannel: @unchecked Sendable {
     }
 
     /// Offers a piece of the body; taken unless the buffer holds ``highWater`` bytes already.
-    func offer(_ piece: Data) -> Offer {
+    func offer(_ piece: Data) -> Offer { add(piece, refusingWhenFull: true) }
+
+    /// Adds a piece of the body whatever the buffer holds (a transport that cannot pause).
+    /// - Returns: Whether the transport may go on reading: `false` once the buffer is over
+    ///   ``highWater`` (then its `onDemand` runs when it may go on) or the channel has ended.
+    @discardableResult
+    func push(_ piece: Data) -> Bool { add(piece, refusingWhenFull: false) == .taken }
+
+    /// Hands a piece to the waiting reader or buffers it. Past ``highWater``, a piece is refused
+    /// (`refusingWhenFull`: ``Offer/full``, offered again later) or taken, and then the answer
+    /// (``Offer/full`` too) tells the transport to wait for its `onDemand`.
+    private func add(_ piece: Data, refusingWhenFull: Bool) -> Offer {
         guard !piece.isEmpty else { return .taken }
         lock.lock()
         guard ended == nil else {
@@ -82,42 +93,18 @@ final class ByteChannel: @unchecked Sendable {
             waiter.resume(returning: piece)
             return .taken
         }
-        guard buffered < highWater else {
+        if refusingWhenFull, buffered >= highWater {
             paused = true
             lock.unlock()
             return .full
         }
         pieces.append(piece)
         buffered += piece.count
+        // A piece taken is never `.full` where full means "refused": the next one is refused.
+        let full = !refusingWhenFull && buffered > highWater
+        if full { paused = true }
         lock.unlock()
-        return .taken
-    }
-
-    /// Adds a piece of the body whatever the buffer holds (a transport that cannot pause, or
-    /// one that pauses after taking a piece).
-    /// - Returns: Whether the transport may go on reading: `false` once the buffer is over
-    ///   ``highWater`` (then ``onDemand`` runs when it may go on) or the channel has ended.
-    @discardableResult
-    func push(_ piece: Data) -> Bool {
-        guard !piece.isEmpty else { return true }
-        lock.lock()
-        guard ended == nil else {
-            lock.unlock()
-            return false
-        }
-        lastActivity = .now
-        if let waiter {
-            self.waiter = nil
-            lock.unlock()
-            waiter.resume(returning: piece)
-            return true
-        }
-        pieces.append(piece)
-        buffered += piece.count
-        let goesOn = buffered <= highWater
-        if !goesOn { paused = true }
-        lock.unlock()
-        return goesOn
+        return full ? .full : .taken
     }
 
     /// Whether the buffer holds more than ``highWater`` bytes.

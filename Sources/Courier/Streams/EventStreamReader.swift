@@ -9,9 +9,8 @@ final class EventStreamReader<Payload: Sendable> {
     private let entry: InFlightRegistry.Entry
     private var parser: EventStreamParser
     private var body: ResponseBodyStream.Reading?
-    /// Events decoded and not read yet, from `readyIndex` on.
-    private var ready: [ServerSentEvent<Payload>] = []
-    private var readyIndex = 0
+    /// Events decoded and not read yet.
+    private var ready = ReadyQueue<ServerSentEvent<Payload>>()
     /// The session epoch of the first connection: every later one belongs to it too.
     private var epoch: SessionEpoch?
     /// Whether the stream has connected before (every later connection waits first).
@@ -64,15 +63,9 @@ final class EventStreamReader<Payload: Sendable> {
             // After `cancelAll()` or a logout, nothing more is handed out.
             if entry.isCancelled, !ended {
                 ready.removeAll()
-                readyIndex = 0
                 throw end(cancelled())
             }
-            if readyIndex < ready.count {
-                defer { readyIndex += 1 }
-                return ready[readyIndex]
-            }
-            ready.removeAll(keepingCapacity: true)
-            readyIndex = 0
+            if let event = ready.next() { return event }
             if let failure {
                 self.failure = nil
                 throw failure

@@ -72,9 +72,8 @@ final class JSONLineReader<Payload: Sendable> {
     private let options: StreamOptions
     private var parser: JSONLinesParser
     private var body: ResponseBodyStream.Reading?
-    /// Values decoded and not read yet, from `readyIndex` on.
-    private var ready: [Payload] = []
-    private var readyIndex = 0
+    /// Values decoded and not read yet.
+    private var ready = ReadyQueue<Payload>()
     private var started = false
     private var ended = false
     /// What ends the stream once the values before it are read.
@@ -89,12 +88,7 @@ final class JSONLineReader<Payload: Sendable> {
 
     func next(isolation actor: isolated (any Actor)? = #isolation) async throws(NetworkError) -> Payload? {
         while true {
-            if readyIndex < ready.count {
-                defer { readyIndex += 1 }
-                return ready[readyIndex]
-            }
-            ready.removeAll(keepingCapacity: true)
-            readyIndex = 0
+            if let value = ready.next() { return value }
             if let failure {
                 self.failure = nil
                 throw failure
