@@ -83,9 +83,24 @@ public struct Parameters: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
         items = elements.map { Item(name: $0.0, value: $0.1) }
     }
 
-    /// The value of the first parameter with this name, or `nil`.
+    /// The value of the first parameter with this name, or `nil`. Setting a value replaces the
+    /// first parameter of that name and removes the others (or appends one when there is
+    /// none); setting `nil` removes them all.
     public subscript(name: String) -> String? {
-        items.first { $0.name == name }?.value
+        get { items.first { $0.name == name }?.value }
+        set {
+            guard let newValue else {
+                items.removeAll { $0.name == name }
+                return
+            }
+            guard let first = items.firstIndex(where: { $0.name == name }) else {
+                items.append(Item(name: name, value: newValue))
+                return
+            }
+            items[first] = Item(name: name, value: newValue)
+            let later = items[(first + 1)...].filter { $0.name != name }
+            items.replaceSubrange((first + 1)..., with: later)
+        }
     }
 
     /// Appends a parameter, keeping earlier ones of the same name.

@@ -65,6 +65,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         /// A file could not be written or moved: a temporary upload body, a download that
         /// cannot be stored, or a download destination that exists and may not be replaced.
         public static let fileSystem = Code(rawValue: "fileSystem")
+        /// A list's paging went wrong: a page leads back to one the walk already read (a loop),
+        /// or to a next page on an origin the app did not allow (see ``PagingOptions``).
+        public static let paging = Code(rawValue: "paging")
     }
 
     /// What kind of failure this is.
@@ -92,6 +95,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     /// For a download that broke after bytes arrived, what ``NetworkClient/resumeDownload(_:)``
     /// needs to continue it.
     public var resumeData: DownloadResumeData?
+    /// For a page of a list that could not be read (``NetworkClient/pages(_:items:paging:options:from:)``),
+    /// where that page is: start again from it to read it and the rest of the list.
+    public var pagePosition: PagePosition?
     /// What ``description`` hides: the client's ``NetworkClient/Configuration/redactor`` for
     /// the errors it throws, ``Redactor/standard`` for others.
     public var redactor: Redactor = .standard

@@ -1,0 +1,36 @@
+import Foundation
+
+/// How far a walk through a list goes, whether it reads ahead, and which other origins its
+/// links may lead to.
+public struct PagingOptions: Sendable {
+    /// The most pages the sequence reads, or `nil` for no limit. A walk ends here as it ends at
+    /// the list's last page, and its last page's ``Page/next`` still says where the rest is.
+    public var maximumPages: Int?
+    /// The most items the sequence gives, or `nil` for no limit: no page is asked for once this
+    /// many were read, and ``PageSequence/items`` stops at exactly this many (a page sequence
+    /// gives the page that reaches it whole).
+    public var maximumItems: Int?
+    /// Whether the next page is asked for as soon as a page is given, so it is ready when the
+    /// reader wants it. At most one page is read that the reader never asks for.
+    public var prefetchesNextPage: Bool
+    /// Origins a next page's URL may be on besides the list's own (the first page's scheme,
+    /// host and port), each given by a URL on it: `https://cdn.example.com`. A URL on any other
+    /// origin ends the walk with ``NetworkError/Code/paging`` rather than send the token and
+    /// signature there.
+    public var allowedOrigins: [URL]
+
+    /// Creates options.
+    /// - Parameters:
+    ///   - maximumPages: The most pages read, or `nil` for no limit.
+    ///   - maximumItems: The most items given, or `nil` for no limit.
+    ///   - prefetchesNextPage: Whether the next page is read ahead.
+    ///   - allowedOrigins: Other origins the list's links may lead to.
+    public init(
+        maximumPages: Int? = nil, maximumItems: Int? = nil, prefetchesNextPage: Bool = false, allowedOrigins: [URL] = []
+    ) {
+        self.maximumPages = maximumPages
+        self.maximumItems = maximumItems
+        self.prefetchesNextPage = prefetchesNextPage
+        self.allowedOrigins = allowedOrigins
+    }
+}
