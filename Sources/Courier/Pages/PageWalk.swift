@@ -28,6 +28,8 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
     private var ahead: (position: PagePosition, task: Task<Result<Reply<Payload>, NetworkError>, Never>)?
     /// Whether a reader is waiting for a page.
     private var reading = false
+    /// Where the page that failed is, until the walk is told to try it again.
+    private var failed: PagePosition?
 
     init(
         client: NetworkClient, endpoint: Endpoint<Payload>, items: @escaping @Sendable (Payload) -> [Item],
@@ -62,8 +64,18 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
             ahead = nil
             var failure = error
             if failure.pagePosition == nil { failure.pagePosition = position }
+            failed = failure.pagePosition
             throw failure
         }
+    }
+
+    /// After an error, makes the walk try the page that failed again, in the same session
+    /// epoch and with the positions it read still known (a pager's next load); nothing
+    /// otherwise.
+    func retry() {
+        guard let failed, !reading else { return }
+        upcoming = failed
+        self.failed = nil
     }
 
     /// Whether the walk read as many pages or items as it may.
@@ -87,7 +99,6 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
             let epoch = await currentEpoch()
             reply = try await Self.fetch(position, of: endpoint, by: paging, from: client, in: epoch)
         }
-        seen.insert(position.hashValue)
         let items = itemsOf(reply.value)
         let url: URL
         if let answered = reply.response.url {
@@ -102,6 +113,7 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
             throw error as? NetworkError
                 ?? NetworkError(.paging, "The paging could not find the next page.", underlying: error)
         }
+        seen.insert(position.hashValue)
         let page = Page(items: items, reply: reply, position: position, next: next, index: pagesRead)
         pagesRead += 1
         itemsRead += items.count
