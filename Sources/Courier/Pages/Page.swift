@@ -87,7 +87,9 @@ struct PageRead<Payload: Sendable, Item: Sendable>: Sendable {
     /// `value + step`, or ``NetworkError/Code/paging`` past the largest `Int`.
     static func advanced(_ value: Int, by step: Int) throws(NetworkError) -> Int {
         let (sum, overflow) = value.addingReportingOverflow(step)
-        guard !overflow else { throw NetworkError(.paging, "The next page's number or offset is past the largest Int.") }
+        guard !overflow else {
+            throw NetworkError(.paging, "The next page's number or offset is past the largest Int.")
+        }
         return sum
     }
 }

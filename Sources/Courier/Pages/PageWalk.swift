@@ -51,7 +51,8 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
     ///   that failed is.
     func next() async throws(NetworkError) -> Page<Payload, Item>? {
         guard !reading else {
-            throw NetworkError(.invalidRequest, "A list's pages are read by one reader at a time, and another reads them.")
+            throw NetworkError(
+                .invalidRequest, "A list's pages are read by one reader at a time, and another reads them.")
         }
         guard let position = upcoming, !limitReached else { return nil }
         reading = true
@@ -90,7 +91,11 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
         if let ahead, ahead.position == position {
             self.ahead = nil
             let task = ahead.task
-            reply = try await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }.get()
+            reply = try await withTaskCancellationHandler {
+                await task.value
+            } onCancel: {
+                task.cancel()
+            }.get()
             // Read ahead before a logout, it is not given after it.
             try epoch?.check("the page read ahead was taken")
         } else {

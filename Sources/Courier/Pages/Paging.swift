@@ -77,7 +77,8 @@ public struct Paging<Payload: Sendable, Item: Sendable>: Sendable {
         var paging = Self(first: PagePosition(offset: 0)) { read in
             let offset = try read.position.required(\.offset, "offset")
             let through = offset.addingReportingOverflow(limit)
-            let isLast = try end.isLast(read, size: limit) { total in through.overflow || through.partialValue >= total }
+            let isLast = try end.isLast(read, size: limit) { total in through.overflow || through.partialValue >= total
+            }
             guard !isLast else { return nil }
             return PagePosition(offset: try PageRead<Payload, Item>.advanced(offset, by: limit))
         } request: { endpoint, position in
@@ -168,9 +169,11 @@ public struct Paging<Payload: Sendable, Item: Sendable>: Sendable {
     /// - Returns: The paging.
     public static func custom(
         first: PagePosition = PagePosition(),
-        next: @escaping @Sendable (_ reply: Reply<Payload>, _ items: [Item], _ position: PagePosition) throws
+        next:
+            @escaping @Sendable (_ reply: Reply<Payload>, _ items: [Item], _ position: PagePosition) throws
             -> PagePosition?,
-        request: @escaping @Sendable (_ endpoint: Endpoint<Payload>, _ position: PagePosition) throws
+        request:
+            @escaping @Sendable (_ endpoint: Endpoint<Payload>, _ position: PagePosition) throws
             -> Endpoint<Payload>
     ) -> Self {
         Self(first: first) { read in

@@ -8,7 +8,9 @@ import Testing
 
     @Test("the link whose rel is next, among others, quoted or not")
     func findsNext() {
-        #expect(Self.next(#"<https://a.example/p?page=1>; rel="prev", <https://a.example/p?page=3>; rel="next""#) == "https://a.example/p?page=3")
+        #expect(
+            Self.next(#"<https://a.example/p?page=1>; rel="prev", <https://a.example/p?page=3>; rel="next""#)
+                == "https://a.example/p?page=3")
         #expect(Self.next("</items?page=2>;rel=next") == "/items?page=2")
         #expect(Self.next(#"<https://a.example/x>; rel="first", <https://a.example/y>; rel="last""#) == nil)
         #expect(Self.next("") == nil)
@@ -23,7 +25,9 @@ import Testing
 
     @Test("commas and semicolons in a URL or a quoted value do not split the link")
     func separatorsInside() {
-        #expect(Self.next(#"<https://a.example/p?tags=a,b;c>; title="x, y; z"; rel="next""#) == "https://a.example/p?tags=a,b;c")
+        #expect(
+            Self.next(#"<https://a.example/p?tags=a,b;c>; title="x, y; z"; rel="next""#)
+                == "https://a.example/p?tags=a,b;c")
         #expect(Self.next(#"<a>; title="say \"hi\", rel=next", <b>; rel="next""#) == "b")
     }
 

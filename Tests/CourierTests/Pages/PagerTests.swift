@@ -6,6 +6,7 @@ import Testing
 
 /// The observable pager over real HTTP: loads that join, a refresh that replaces the list in one
 /// step, a failure that is tried again, and a session change.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
 @MainActor @Suite struct PagerTests {
     typealias OrderList = ListBackend.OrderList
     static let byPage = Paging<OrderList, Order>.pageNumber(size: ListBackend.size)
@@ -144,7 +145,11 @@ import Testing
         defer { backend.server.stop() }
         let pager = Self.pager(backend)
         let changed = Flag()
-        withObservationTracking { _ = pager.items } onChange: { changed.set() }
+        withObservationTracking {
+            _ = pager.items
+        } onChange: {
+            changed.set()
+        }
         #expect(!changed.isSet)
         await pager.loadNext()
         #expect(changed.isSet)

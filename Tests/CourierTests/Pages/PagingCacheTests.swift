@@ -17,12 +17,16 @@ import Testing
         }
         defer { backend.server.stop() }
         let endpoint = ListBackend.orders.caching(.offlineFallback)
-        for try await _ in backend.client.pages(endpoint, items: \.list, paging: Self.byPage, options: .init(maximumPages: 1)) {}
+        for try await _ in backend.client.pages(
+            endpoint, items: \.list, paging: Self.byPage, options: .init(maximumPages: 1))
+        {}
         reachability.set(.offline)
 
         var pages: [Page<OrderList, Order>] = []
         let error = await networkError {
-            for try await page in backend.client.pages(endpoint, items: \.list, paging: Self.byPage) { pages.append(page) }
+            for try await page in backend.client.pages(endpoint, items: \.list, paging: Self.byPage) {
+                pages.append(page)
+            }
         }
         #expect(pages.count == 1 && pages.first?.items.map(\.id) == Array(1...10))
         #expect(pages.first?.reply.cached?.isStale == true)
@@ -52,7 +56,8 @@ import Testing
         let backend = try ListBackend()
         defer { backend.server.stop() }
         backend.delay(by: .milliseconds(200))
-        let pages = backend.client.pages(ListBackend.orders, items: \.list, paging: Self.byPage, options: .init(maximumPages: 2))
+        let pages = backend.client.pages(
+            ListBackend.orders, items: \.list, paging: Self.byPage, options: .init(maximumPages: 2))
         async let one = pages.reduce(into: [Int]()) { $0 += $1.items.map(\.id) }
         async let two = pages.reduce(into: [Int]()) { $0 += $1.items.map(\.id) }
         let (a, b) = try await (one, two)

@@ -49,7 +49,9 @@ import Testing
             return .json(#"{"code":0,"msg":"ok","data":{"list":[{"id":1,"title":"a"}],"next":\#(next)}}"#)
         }
         var pages = 0
-        for try await _ in backend.client.pages(Endpoint<OrderList>.get("feed"), items: \.list, paging: .cursor(at: "data.next")) {
+        for try await _ in backend.client.pages(
+            Endpoint<OrderList>.get("feed"), items: \.list, paging: .cursor(at: "data.next"))
+        {
             pages += 1
         }
         #expect(pages == 2 && backend.server.requests.count == 2)
@@ -98,7 +100,9 @@ import Testing
     @Test("an https list's link to the same host over http is another origin")
     func downgrade() async throws {
         let transport = MockTransport { request in
-            .json(#"{"code":0,"msg":"ok","data":{"list":[{"id":1,"title":"a"}],"next":"http://api.example.com/orders?page=2"}}"#)
+            .json(
+                #"{"code":0,"msg":"ok","data":{"list":[{"id":1,"title":"a"}],"next":"http://api.example.com/orders?page=2"}}"#
+            )
         }
         let client = NetworkClient(
             configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
@@ -108,7 +112,9 @@ import Testing
         #expect(transport.requests.count == 1)
     }
 
-    @Test("a link that is not an http URL ends the walk with a paging error", arguments: ["javascript:alert(1)", "http://", "ftp://127.0.0.1/x"])
+    @Test(
+        "a link that is not an http URL ends the walk with a paging error",
+        arguments: ["javascript:alert(1)", "http://", "ftp://127.0.0.1/x"])
     func notHTTP(_ link: String) async throws {
         let backend = try ListBackend()
         defer { backend.server.stop() }
@@ -157,7 +163,8 @@ import Testing
     @Test("the page after the largest page number is a paging error, not a crash")
     func pastTheLargestNumber() async throws {
         let transport = MockTransport { _ in .json(#"{"code":0,"msg":"ok","data":{"list":[{"id":1,"title":"a"}]}}"#) }
-        let client = NetworkClient(configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
+        let client = NetworkClient(
+            configuration: .init(baseURL: URL(string: "https://api.example.com/")!, transport: transport))
         for paging in [Paging<OrderList, Order>.pageNumber(size: 1), .offset(limit: 1)] {
             let (ids, error) = await Self.collect(
                 client.pages(
@@ -173,7 +180,11 @@ import Testing
         struct Broken: Error {}
         let backend = try ListBackend()
         defer { backend.server.stop() }
-        let paging = Paging<OrderList, Order>.custom { _, _, _ in throw Broken() } request: { endpoint, _ in endpoint }
+        let paging = Paging<OrderList, Order>.custom { _, _, _ in
+            throw Broken()
+        } request: { endpoint, _ in
+            endpoint
+        }
         let (ids, error) = await Self.collect(backend.client.pages(ListBackend.orders, items: \.list, paging: paging))
         #expect(ids.isEmpty && error?.code == .paging && error?.underlying is Broken)
     }
@@ -182,7 +193,9 @@ import Testing
     func customLoop() async throws {
         let backend = try ListBackend()
         defer { backend.server.stop() }
-        let paging = Paging<OrderList, Order>.custom { _, _, _ in PagePosition(cursor: "x") } request: { endpoint, _ in
+        let paging = Paging<OrderList, Order>.custom { _, _, _ in
+            PagePosition(cursor: "x")
+        } request: { endpoint, _ in
             endpoint
         }
         let (ids, error) = await Self.collect(backend.client.pages(ListBackend.orders, items: \.list, paging: paging))

@@ -12,7 +12,12 @@ import Testing
     final class Logins: @unchecked Sendable {
         private let lock = NSLock()
         private var count = 0
-        func next() -> Int { lock.withLock { count += 1; return count } }
+        func next() -> Int {
+            lock.withLock {
+                count += 1
+                return count
+            }
+        }
         var total: Int { lock.withLock { count } }
     }
 
@@ -66,7 +71,9 @@ import Testing
         }
     }
 
-    @Test("a logout or another login between two pages: the next page throws, and nothing is sent", arguments: Change.allCases)
+    @Test(
+        "a logout or another login between two pages: the next page throws, and nothing is sent",
+        arguments: Change.allCases)
     func betweenPages(_ change: Change) async throws {
         let session = Self.signedIn()
         let backend = try ListBackend { $0.session = session }
@@ -124,7 +131,8 @@ import Testing
         let session = Self.signedIn()
         let backend = try ListBackend { $0.session = session }
         defer { backend.server.stop() }
-        let pages = backend.client.pages(ListBackend.orders, items: \.list, paging: Self.byPage, options: .init(maximumPages: 2))
+        let pages = backend.client.pages(
+            ListBackend.orders, items: \.list, paging: Self.byPage, options: .init(maximumPages: 2))
         for try await _ in pages {}
         try await Change.otherUser.apply(to: session)
         for try await _ in pages {}

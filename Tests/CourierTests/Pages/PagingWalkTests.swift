@@ -44,7 +44,9 @@ import Testing
         defer { backend.server.stop() }
         let options = PagingOptions(prefetchesNextPage: true)
         var read = 0
-        for try await _ in backend.client.pages(ListBackend.orders, items: \.list, paging: Self.byPage, options: options) {
+        for try await _ in backend.client.pages(
+            ListBackend.orders, items: \.list, paging: Self.byPage, options: options)
+        {
             read += 1
             if read == 3 {
                 #expect(await backend.server.waitForEvents { _ in backend.requests.count == 4 })
@@ -55,7 +57,9 @@ import Testing
         #expect(backend.pagesAsked == [1, 2, 3, 4])
 
         var all: [Int] = []
-        for try await page in backend.client.pages(ListBackend.orders, items: \.list, paging: Self.byPage, options: options) {
+        for try await page in backend.client.pages(
+            ListBackend.orders, items: \.list, paging: Self.byPage, options: options)
+        {
             all += page.items.map(\.id)
         }
         #expect(all == Array(1...ListBackend.count))
@@ -86,7 +90,9 @@ import Testing
         defer { backend.server.stop() }
         var pages: [Page<OrderList, Order>] = []
         let limited = PagingOptions(maximumPages: 4)
-        for try await page in backend.client.pages(ListBackend.orders, items: \.list, paging: Self.byPage, options: limited) {
+        for try await page in backend.client.pages(
+            ListBackend.orders, items: \.list, paging: Self.byPage, options: limited)
+        {
             pages.append(page)
         }
         #expect(pages.count == 4 && pages.last?.next == PagePosition(page: 5))
