@@ -6,15 +6,16 @@ import Testing
 
 /// The observable pager over real HTTP: loads that join, a refresh that replaces the list in one
 /// step, a failure that is tried again, and a session change.
-@available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
 @MainActor @Suite struct PagerTests {
     typealias OrderList = ListBackend.OrderList
     static let byPage = Paging<OrderList, Order>.pageNumber(size: ListBackend.size)
 
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     static func pager(_ backend: ListBackend, options: PagingOptions = .init()) -> Pager<OrderList, Order> {
         Pager(backend.client.pages(ListBackend.orders, items: \.list, paging: byPage, options: options))
     }
 
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("loadNext appends a page at a time, and sends nothing after the last")
     func loadsToTheEnd() async throws {
         let backend = try ListBackend()
@@ -29,6 +30,7 @@ import Testing
         #expect(backend.pagesAsked == Array(1...ListBackend.pages))
     }
 
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("a loadNext during a load joins it: three callers, one request, one page")
     func loadsJoin() async throws {
         let backend = try ListBackend()
@@ -43,6 +45,7 @@ import Testing
         #expect(backend.pagesAsked == [1] && pager.error == nil)
     }
 
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("refresh keeps the old items until the first page arrives, then replaces them in one step")
     func refreshReplaces() async throws {
         let backend = try ListBackend()
@@ -67,6 +70,7 @@ import Testing
         #expect(backend.pagesAsked == [1, 2, 1, 2])
     }
 
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("a refresh during a load drops the load: its page never lands after the refreshed list")
     func refreshDropsLoad() async throws {
         let backend = try ListBackend()
@@ -92,6 +96,7 @@ import Testing
         #expect(pager.items.map(\.id) == Array(1...20))
     }
 
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("a failed load keeps the items and says why; the next loadNext asks for that page again")
     func failureThenRetry() async throws {
         let backend = try ListBackend()
@@ -107,6 +112,7 @@ import Testing
         #expect(backend.pagesAsked == [1, 2, 2])
     }
 
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("a failed refresh leaves the list as it was, and loading goes on from where it was")
     func failedRefresh() async throws {
         let backend = try ListBackend()
@@ -120,6 +126,7 @@ import Testing
         #expect(pager.items.map(\.id) == Array(1...20) && pager.error == nil)
     }
 
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("after a logout, loadNext fails and sends nothing; refresh reads the list as the new user")
     func sessionChange() async throws {
         let session = Session(store: InMemoryTokenStore(credential: Credential(accessToken: "ann", userID: "ann")))
@@ -139,6 +146,7 @@ import Testing
         #expect(pager.items.isEmpty && !pager.isFinished && pager.lastPage == nil)
     }
 
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("SwiftUI hears of each change: an observer of items is told when a page lands")
     func observable() async throws {
         let backend = try ListBackend()
