@@ -8,7 +8,8 @@ struct FuzzTarget: Sendable {
     let check: @Sendable (UnsafeRawBufferPointer) -> Void
 
     static let all: [FuzzTarget] =
-        parsingTargets + redactionTargets + streamTargets + bodyTargets + signingTargets + platformTargets
+        parsingTargets + redactionTargets + streamTargets + pageTargets + bodyTargets + signingTargets
+        + platformTargets
 }
 
 /// Aborts with `message` unless `condition` holds: libFuzzer keeps the input. (`abort`, not

@@ -108,9 +108,12 @@ enum PageValue: Decodable {
             self = .flag(flag)
         } else if let whole = try? value.decode(Int64.self) {
             self = .number(String(whole))
+        } else if let whole = try? value.decode(UInt64.self) {
+            self = .number(String(whole))
         } else {
-            let number = try value.decode(Double.self)
-            self = .number(number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number))
+            // Any other number, with its digits as the server sent them (a Double would round
+            // a cursor past 2^53).
+            self = .number(try value.decode(Decimal.self).description)
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One walk through a list: the page it reads next, the positions it has read (to find a loop),
+/// One walk through a list: the page it reads next, the requests it has sent (to find a loop),
 /// its counts against the limits, the session epoch it belongs to, and the page it reads ahead.
 ///
 /// Every page is sent in the session epoch of the first: after a logout or a login as someone
@@ -16,24 +16,21 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
 
     /// Where the next page is; `nil` once the list, or the walk, ended.
     private var upcoming: PagePosition?
-    /// The hashes of the positions read, so a link back to one is found (a few bytes a page).
-    private var seen: Set<Int> = []
-    private var pagesRead = 0
-    private var itemsRead = 0
-    /// The session epoch of the first page; `nil` until it is sent.
-    private var epoch: SessionEpoch?
-    /// The origins the list's pages may be on; `nil` until the first page is read.
+    /// Where the page that failed is, until the walk is told to try it again.
+    private var failed: PagePosition?
+    /// What was learnt of the list so far: the requests sent, the counts, the epoch.
+    private var progress: PageProgress
+    /// The origins the list's pages may be on; `nil` until the first page is asked for.
     private var origins: Set<String>?
     /// The page read ahead, and where it is.
     private var ahead: (position: PagePosition, task: Task<Result<Reply<Payload>, NetworkError>, Never>)?
     /// Whether a reader is waiting for a page.
     private var reading = false
-    /// Where the page that failed is, until the walk is told to try it again.
-    private var failed: PagePosition?
 
     init(
         client: NetworkClient, endpoint: Endpoint<Payload>, items: @escaping @Sendable (Payload) -> [Item],
-        paging: Paging<Payload, Item>, options: PagingOptions, from start: PagePosition?
+        paging: Paging<Payload, Item>, options: PagingOptions, from start: PagePosition?,
+        progress: PageProgress = PageProgress()
     ) {
         self.client = client
         self.endpoint = endpoint
@@ -41,12 +38,13 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
         self.paging = paging
         self.options = options
         self.upcoming = start ?? paging.first
+        self.progress = progress
     }
 
     deinit { ahead?.task.cancel() }
 
-    /// The next page, or `nil` after the last (or at a limit). After an error the walk is over:
-    /// it returns `nil`.
+    /// The next page, or `nil` after the last (or at a limit). After an error the walk is over
+    /// (it returns `nil`) until ``retry()``.
     /// - Throws: ``NetworkError``, with ``NetworkError/pagePosition`` saying where the page
     ///   that failed is.
     func next() async throws(NetworkError) -> Page<Payload, Item>? {
@@ -54,10 +52,12 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
             throw NetworkError(
                 .invalidRequest, "A list's pages are read by one reader at a time, and another reads them.")
         }
-        guard let position = upcoming, !limitReached else { return nil }
+        guard let position = upcoming else { return nil }
         reading = true
         defer { reading = false }
-        do {
+        do throws(NetworkError) {
+            if let problem = paging.problem ?? options.problem { throw NetworkError(.invalidRequest, problem) }
+            guard !progress.reached(options) else { return nil }
             return try await read(position)
         } catch {
             upcoming = nil
@@ -71,7 +71,7 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
     }
 
     /// After an error, makes the walk try the page that failed again, in the same session
-    /// epoch and with the positions it read still known (a pager's next load); nothing
+    /// epoch and with the requests it sent still known (a pager's next load); nothing
     /// otherwise.
     func retry() {
         guard let failed, !reading else { return }
@@ -79,14 +79,22 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
         self.failed = nil
     }
 
-    /// Whether the walk read as many pages or items as it may.
-    private var limitReached: Bool {
-        pagesRead >= options.maximumPages ?? .max || itemsRead >= options.maximumItems ?? .max
+    /// A walk that goes on from `position` in this walk's session epoch, knowing the requests
+    /// this one sent except the one for `position` (a page read but never taken: a pager's load
+    /// that a refresh dropped), with counts of what was taken.
+    func continuing(from position: PagePosition, pagesRead: Int, itemsRead: Int) -> PageWalk {
+        var progress = progress
+        if let (_, request) = try? self.request(at: position) { progress.forget(request) }
+        progress.pagesRead = pagesRead
+        progress.itemsRead = itemsRead
+        return PageWalk(
+            client: client, endpoint: endpoint, items: itemsOf, paging: paging, options: options, from: position,
+            progress: progress)
     }
 
     private func read(_ position: PagePosition) async throws(NetworkError) -> Page<Payload, Item> {
-        if let problem = paging.problem { throw NetworkError(.invalidRequest, problem) }
-        try check(position)
+        let (pageEndpoint, request) = try self.request(at: position)
+        try check(request)
         let reply: Reply<Payload>
         if let ahead, ahead.position == position {
             self.ahead = nil
@@ -97,59 +105,71 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
                 task.cancel()
             }.get()
             // Read ahead before a logout, it is not given after it.
-            try epoch?.check("the page read ahead was taken")
+            try progress.epoch?.check("the page read ahead was taken")
         } else {
             ahead?.task.cancel()
             ahead = nil
-            let epoch = await currentEpoch()
-            reply = try await Self.fetch(position, of: endpoint, by: paging, from: client, in: epoch)
+            reply = try await Self.fetch(pageEndpoint, from: client, in: await currentEpoch())
         }
         let items = itemsOf(reply.value)
-        let url: URL
-        if let answered = reply.response.url {
-            url = answered
-        } else {
-            url = try client.makeRequest(endpoint.pageRequest(position, paging)).url
-        }
         let next: PagePosition?
         do {
-            next = try paging.next(PageRead(reply: reply, items: items, position: position, url: url))
+            next = try paging.next(
+                PageRead(reply: reply, items: items, position: position, url: reply.response.url ?? request.url))
         } catch {
             throw error as? NetworkError
                 ?? NetworkError(.paging, "The paging could not find the next page.", underlying: error)
         }
-        seen.insert(position.hashValue)
-        let page = Page(items: items, reply: reply, position: position, next: next, index: pagesRead)
-        pagesRead += 1
-        itemsRead += items.count
+        try progress.take(request, items: items.count, body: reply.response.body, leadsOn: next != nil)
+        let page = Page(items: items, reply: reply, position: position, next: next, index: progress.pagesRead - 1)
         upcoming = next
-        if options.prefetchesNextPage, let next, !limitReached, (try? check(next)) != nil, let epoch {
-            let (endpoint, paging, client) = (endpoint, paging, client)
-            let task = Task { () -> Result<Reply<Payload>, NetworkError> in
-                do throws(NetworkError) {
-                    return .success(try await Self.fetch(next, of: endpoint, by: paging, from: client, in: epoch))
-                } catch {
-                    return .failure(error)
-                }
-            }
-            ahead = (next, task)
-        }
+        if options.prefetchesNextPage, let next { readAhead(next) }
         return page
     }
 
-    /// Refuses a position that leads back to a page the walk read (a loop), or to an origin the
-    /// list may not go to.
-    private func check(_ position: PagePosition) throws(NetworkError) {
-        guard !seen.contains(position.hashValue) else {
-            throw NetworkError(.paging, "The list leads back to a page it gave already: its paging loops.")
+    /// Starts reading the page at `next`, unless the walk may not go there.
+    private func readAhead(_ next: PagePosition) {
+        guard !progress.reached(options), let epoch = progress.epoch,
+            let (pageEndpoint, request) = try? self.request(at: next), (try? check(request)) != nil
+        else { return }
+        let client = client
+        let task = Task { () -> Result<Reply<Payload>, NetworkError> in
+            do throws(NetworkError) {
+                return .success(try await Self.fetch(pageEndpoint, from: client, in: epoch))
+            } catch {
+                return .failure(error)
+            }
         }
-        guard let url = position.url else { return }
-        let origins = try allowedOrigins()
-        guard origins.contains(url.origin) else {
+        ahead = (next, task)
+    }
+
+    /// The endpoint of the page at `position`, and the request it makes.
+    private func request(at position: PagePosition) throws(NetworkError) -> (Endpoint<Payload>, HTTPRequest) {
+        let pageEndpoint: Endpoint<Payload>
+        do {
+            pageEndpoint = try paging.request(endpoint, position)
+        } catch {
+            throw error as? NetworkError
+                ?? NetworkError(.invalidRequest, "The page's request could not be made.", underlying: error)
+        }
+        return (pageEndpoint, try client.makeRequest(pageEndpoint))
+    }
+
+    /// Refuses a request with a user name or password in its URL, on an origin the list may not
+    /// go to, or that the walk sent already (a loop).
+    private func check(_ request: HTTPRequest) throws(NetworkError) {
+        let url = request.url
+        guard url.user == nil, url.password == nil else {
+            throw NetworkError(.paging, "The next page's URL carries a user name or password.")
+        }
+        guard try allowedOrigins().contains(url.origin) else {
             throw NetworkError(
                 .paging,
                 "The next page is on \(url.origin), another origin than the list's; PagingOptions.allowedOrigins lists those it may go to."
             )
+        }
+        guard !progress.sent(request) else {
+            throw NetworkError(.paging, "The list leads back to a page it gave already: its paging loops.")
         }
     }
 
@@ -164,31 +184,16 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
 
     /// The epoch every page is sent in: the session's now, for the first.
     private func currentEpoch() async -> SessionEpoch {
-        if let epoch { return epoch }
+        if let epoch = progress.epoch { return epoch }
         let now = await client.session.beginEpoch()
-        epoch = now
+        progress.epoch = now
         return now
     }
 
-    /// Sends the page at `position` in `epoch`.
-    private static func fetch(
-        _ position: PagePosition, of endpoint: Endpoint<Payload>, by paging: Paging<Payload, Item>,
-        from client: NetworkClient, in epoch: SessionEpoch
-    ) async throws(NetworkError) -> Reply<Payload> {
-        try await client.reply(to: try endpoint.pageRequest(position, paging), in: epoch)
-    }
-}
-
-extension Endpoint {
-    /// The endpoint that reads the page at `position`.
-    fileprivate func pageRequest<Item>(_ position: PagePosition, _ paging: Paging<Response, Item>) throws(NetworkError)
-        -> Self
+    /// Sends a page's endpoint in `epoch`.
+    private static func fetch(_ endpoint: Endpoint<Payload>, from client: NetworkClient, in epoch: SessionEpoch)
+        async throws(NetworkError) -> Reply<Payload>
     {
-        do {
-            return try paging.request(self, position)
-        } catch {
-            throw error as? NetworkError
-                ?? NetworkError(.invalidRequest, "The page's request could not be made.", underlying: error)
-        }
+        try await client.reply(to: endpoint, in: epoch)
     }
 }

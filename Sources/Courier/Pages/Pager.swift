@@ -47,6 +47,9 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
     @ObservationIgnored private var running: Task<Void, Never>?
     /// Counts loads and refreshes, so one that a refresh replaced changes nothing.
     @ObservationIgnored private var generation = 0
+    /// Whether a refresh dropped a load, whose walk may have read a page the list never took:
+    /// the next load goes on from the list's last page in a walk of its own.
+    @ObservationIgnored private var droppedALoad = false
 
     /// Creates a pager that reads `pages`; nothing is sent until ``loadNext()`` or
     /// ``refresh()``.
@@ -60,9 +63,16 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
     public func loadNext() async {
         if let running { return await running.value }
         guard !isFinished else { return }
-        let walk = self.walk ?? pages.makeAsyncIterator().walk
-        self.walk = walk
-        await run(.loadingNext, walk)
+        let (walk, pages) = (walk, pages)
+        let (next, pagesTaken, itemsTaken) = (lastPage?.next, (lastPage?.index ?? -1) + 1, items.count)
+        let rewinds = droppedALoad
+        droppedALoad = false
+        await run(.loadingNext) {
+            guard let walk else { return pages.makeAsyncIterator().walk }
+            guard rewinds else { return walk }
+            guard let next else { return pages.makeAsyncIterator().walk }
+            return await walk.continuing(from: next, pagesRead: pagesTaken, itemsRead: itemsTaken)
+        }
     }
 
     /// Reads the list again from its first page and, once that page has arrived, makes it the
@@ -70,8 +80,10 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
     /// under way is dropped.
     public func refresh() async {
         if activity == .refreshing, let running { return await running.value }
+        if activity == .loadingNext { droppedALoad = true }
         running?.cancel()
-        await run(.refreshing, pages.makeAsyncIterator().walk)
+        let pages = pages
+        await run(.refreshing) { pages.makeAsyncIterator().walk }
     }
 
     /// Forgets the list: drops a load under way and empties ``items``. The next
@@ -81,6 +93,7 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
         running = nil
         generation += 1
         walk = nil
+        droppedALoad = false
         items = []
         activity = .idle
         error = nil
@@ -88,11 +101,15 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
         lastPage = nil
     }
 
-    private func run(_ activity: PagerActivity, _ walk: PageWalk<Payload, Item>) async {
+    /// Runs a load or a refresh in a task of its own, with the walk `walk` gives.
+    private func run(
+        _ activity: PagerActivity, _ walk: @escaping @Sendable () async -> PageWalk<Payload, Item>
+    ) async {
         generation += 1
         let generation = generation
         self.activity = activity
         let task = Task { [weak self] in
+            let walk = await walk()
             await walk.retry()
             let result: Result<Page<Payload, Item>?, NetworkError>
             do throws(NetworkError) {
@@ -114,11 +131,16 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
         guard generation == self.generation else { return }
         running = nil
         activity = .idle
+        // A failed refresh leaves the list (and the walk it came from) as it was.
+        if case .success = result {
+            self.walk = walk
+        } else if !refreshing {
+            self.walk = walk
+        }
         switch result {
         case .success(let page):
             error = nil
             if refreshing {
-                self.walk = walk
                 items = page?.items ?? []
                 lastPage = page
             } else {
@@ -127,7 +149,6 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
             }
             isFinished = page?.isLast ?? true
         case .failure(let failure):
-            // A failed refresh leaves the list (and the walk it came from) as it was.
             error = failure
         }
     }

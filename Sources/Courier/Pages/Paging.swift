@@ -54,10 +54,7 @@ public struct Paging<Payload: Sendable, Item: Sendable>: Sendable {
             guard page >= first else {
                 throw NetworkError(.paging, "The page position's number \(page) comes before the first, \(first).")
             }
-            var endpoint = endpoint
-            endpoint.query[pageParameter] = String(page)
-            endpoint.query[sizeParameter] = String(size)
-            return endpoint
+            return endpoint.setting([(pageParameter, String(page)), (sizeParameter, String(size))])
         }
         if size < 1 { paging.problem = "The page size is \(size); it must be at least 1." }
         if first < 0 { paging.problem = "The first page's number is \(first); it must be at least 0." }
@@ -76,18 +73,18 @@ public struct Paging<Payload: Sendable, Item: Sendable>: Sendable {
     ) -> Self {
         var paging = Self(first: PagePosition(offset: 0)) { read in
             let offset = try read.position.required(\.offset, "offset")
-            let through = offset.addingReportingOverflow(limit)
-            let isLast = try end.isLast(read, size: limit) { total in through.overflow || through.partialValue >= total
+            // Counted by the items given, not the limit asked for: a server that gives fewer
+            // (it caps the limit) has its next page at the next item.
+            let through = offset.addingReportingOverflow(read.items.count)
+            let isLast = try end.isLast(read, size: limit) { total in
+                through.overflow || through.partialValue >= total
             }
             guard !isLast else { return nil }
-            return PagePosition(offset: try PageRead<Payload, Item>.advanced(offset, by: limit))
+            return PagePosition(offset: try PageRead<Payload, Item>.advanced(offset, by: read.items.count))
         } request: { endpoint, position in
             let offset = try position.required(\.offset, "offset")
             guard offset >= 0 else { throw NetworkError(.paging, "The page position's offset \(offset) is negative.") }
-            var endpoint = endpoint
-            endpoint.query[offsetParameter] = String(offset)
-            endpoint.query[limitParameter] = String(limit)
-            return endpoint
+            return endpoint.setting([(offsetParameter, String(offset)), (limitParameter, String(limit))])
         }
         if limit < 1 { paging.problem = "The page limit is \(limit); it must be at least 1." }
         return paging
@@ -109,10 +106,9 @@ public struct Paging<Payload: Sendable, Item: Sendable>: Sendable {
             guard let cursor = try read.text(at: path), !cursor.isEmpty else { return nil }
             return PagePosition(cursor: cursor)
         } request: { endpoint, position in
+            try position.only(\.cursor, "cursor")
             guard let cursor = position.cursor else { return endpoint }
-            var endpoint = endpoint
-            endpoint.query[parameter] = cursor
-            return endpoint
+            return endpoint.setting([(parameter, cursor)])
         }
     }
 
@@ -128,7 +124,8 @@ public struct Paging<Payload: Sendable, Item: Sendable>: Sendable {
             guard let link = try read.text(at: path), !link.isEmpty else { return nil }
             return PagePosition(url: try read.resolved(link))
         } request: { endpoint, position in
-            endpoint.at(position.url)
+            try position.only(\.url, "URL")
+            return endpoint.at(position.url)
         }
     }
 
@@ -139,10 +136,13 @@ public struct Paging<Payload: Sendable, Item: Sendable>: Sendable {
     public static var linkHeader: Self {
         Self(first: PagePosition()) { read in
             let fields = read.reply.response.headers.fields.filter { $0.name.caseInsensitiveEquals("Link") }
-            guard let link = LinkHeader.target(ofRelation: "next", in: fields.map(\.value)) else { return nil }
+            guard let link = LinkHeader.target(ofRelation: "next", in: fields.map(\.value)), !link.isEmpty else {
+                return nil
+            }
             return PagePosition(url: try read.resolved(link))
         } request: { endpoint, position in
-            endpoint.at(position.url)
+            try position.only(\.url, "URL")
+            return endpoint.at(position.url)
         }
     }
 
@@ -221,12 +221,36 @@ public enum PageEnd: Sendable, Hashable {
 }
 
 extension Endpoint {
-    /// The endpoint with its path and query replaced by a page's URL; unchanged for `nil`.
+    /// The endpoint with its path and query replaced by a page's URL, its query sent as the
+    /// server wrote it; unchanged for `nil`.
     fileprivate func at(_ url: URL?) -> Self {
         guard let url else { return self }
         var endpoint = self
-        endpoint.path = url.absoluteString
-        endpoint.query = [:]
+        let text = url.absoluteString
+        let unfragmented = text[..<(text.firstIndex(of: "#") ?? text.endIndex)]
+        guard let mark = unfragmented.firstIndex(of: "?") else {
+            endpoint.path = String(unfragmented)
+            endpoint.query = [:]
+            return endpoint
+        }
+        endpoint.path = String(unfragmented[..<mark])
+        endpoint.query = Parameters.decoding(unfragmented[unfragmented.index(after: mark)...], keepsText: .whenChanged)
+        return endpoint
+    }
+
+    /// The endpoint with each of `parameters` set in its query (replacing those of the same
+    /// name); a query written in the path is moved into ``query`` first, so a parameter there is
+    /// replaced too instead of sent twice.
+    fileprivate func setting(_ parameters: [(name: String, value: String)]) -> Self {
+        var endpoint = self
+        let unfragmented = path[..<(path.firstIndex(of: "#") ?? path.endIndex)]
+        if let mark = unfragmented.firstIndex(of: "?") {
+            var query = Parameters.decoding(unfragmented[unfragmented.index(after: mark)...])
+            query.append(contentsOf: endpoint.query)
+            endpoint.path = String(unfragmented[..<mark])
+            endpoint.query = query
+        }
+        for (name, value) in parameters { endpoint.query[name] = value }
         return endpoint
     }
 }
@@ -239,5 +263,16 @@ extension PagePosition {
             throw NetworkError(.paging, "The page position has no \(name); it was saved by another paging.")
         }
         return value
+    }
+
+    /// Throws ``NetworkError/Code/paging`` when this position has a field other than `field`
+    /// (it was saved by another paging).
+    fileprivate func only(_ field: WritableKeyPath<PagePosition, some Any>, _ name: String) throws(NetworkError) {
+        var other = self
+        other.cursor = field == \PagePosition.cursor ? nil : other.cursor
+        other.url = field == \PagePosition.url ? nil : other.url
+        guard other == PagePosition() else {
+            throw NetworkError(.paging, "The page position is not a \(name); it was saved by another paging.")
+        }
     }
 }

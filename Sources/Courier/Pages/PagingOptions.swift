@@ -2,7 +2,7 @@ import Foundation
 
 /// How far a walk through a list goes, whether it reads ahead, and which other origins its
 /// links may lead to.
-public struct PagingOptions: Sendable {
+public struct PagingOptions: Sendable, Hashable {
     /// The most pages the sequence reads, or `nil` for no limit. A walk ends here as it ends at
     /// the list's last page, and its last page's ``Page/next`` still says where the rest is.
     public var maximumPages: Int?
@@ -32,5 +32,22 @@ public struct PagingOptions: Sendable {
         self.maximumItems = maximumItems
         self.prefetchesNextPage = prefetchesNextPage
         self.allowedOrigins = allowedOrigins
+    }
+
+    /// Why these options cannot be used, if they cannot.
+    var problem: String? {
+        if let maximumPages, maximumPages < 1 {
+            return "PagingOptions.maximumPages is \(maximumPages); it must be at least 1."
+        }
+        if let maximumItems, maximumItems < 1 {
+            return "PagingOptions.maximumItems is \(maximumItems); it must be at least 1."
+        }
+        for url in allowedOrigins {
+            let scheme = url.scheme?.lowercased()
+            guard scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
+                return "PagingOptions.allowedOrigins names \(url.origin), which is not an http or https origin."
+            }
+        }
+        return nil
     }
 }

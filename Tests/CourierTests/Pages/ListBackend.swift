@@ -68,7 +68,8 @@ final class ListBackend: @unchecked Sendable {
         if let nextCursor { data["nextCursor"] = nextCursor }
         let nextLink = link ?? (hasMore ? "/v1/orders?page=\(number + 1)" : nil)
         if let nextLink { data["links"] = ["next": nextLink] }
-        let body = try! JSONSerialization.data(withJSONObject: ["code": 0, "msg": "ok", "data": data])
+        let body = try! JSONSerialization.data(
+            withJSONObject: ["code": 0, "msg": "ok", "data": data], options: .sortedKeys)
         var headers: HTTPHeaders = ["Content-Type": "application/json"]
         if hasMore {
             headers.append(

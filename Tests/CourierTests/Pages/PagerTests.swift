@@ -97,6 +97,30 @@ import Testing
     }
 
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
+    @Test("a load whose page arrived but that a failed refresh dropped: the next load gives that page, none is lost")
+    func droppedLoadThenFailedRefresh() async throws {
+        let backend = try ListBackend()
+        defer { backend.server.stop() }
+        let pager = Self.pager(backend)
+        await pager.loadNext()
+        backend.delay(by: .milliseconds(300))
+        let loading = Task { await pager.loadNext() }
+        while backend.requests.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        // Hold the main actor while page 2 arrives, so its load cannot take it before the
+        // refresh begins.
+        usleep(800_000)
+        backend.delay(by: nil)
+        backend.answer(page: 1, with: .text("busy", status: 503))
+        await pager.refresh()
+        await loading.value
+        #expect(pager.items.map(\.id) == Array(1...10) && pager.error?.status == 503)
+        await pager.loadNext()
+        #expect(pager.items.map(\.id) == Array(1...20), "page 2 is given, not page 3")
+        await pager.loadNext()
+        #expect(pager.items.map(\.id) == Array(1...30) && pager.lastPage?.index == 2)
+    }
+
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("a failed load keeps the items and says why; the next loadNext asks for that page again")
     func failureThenRetry() async throws {
         let backend = try ListBackend()

@@ -189,7 +189,7 @@ import Testing
         #expect(ids.isEmpty && error?.code == .paging && error?.underlying is Broken)
     }
 
-    @Test("a custom paging that gives the same position again is a loop")
+    @Test("a custom paging whose next request is the one it sent already is a loop, found before it is sent")
     func customLoop() async throws {
         let backend = try ListBackend()
         defer { backend.server.stop() }
@@ -199,7 +199,7 @@ import Testing
             endpoint
         }
         let (ids, error) = await Self.collect(backend.client.pages(ListBackend.orders, items: \.list, paging: paging))
-        #expect(ids == Array(1...10) + Array(1...10) && error?.code == .paging)
-        #expect(backend.requests.count == 2)
+        #expect(ids == Array(1...10) && error?.code == .paging)
+        #expect(backend.requests.count == 1)
     }
 }

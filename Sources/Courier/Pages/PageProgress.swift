@@ -1,0 +1,74 @@
+import Foundation
+
+/// What a walk has learnt of its list: the requests it sent (to find a loop), how many pages and
+/// items it took, the session epoch of its first page, and what tells a list that goes nowhere
+/// (empty pages in a row, a page answered exactly as the one before).
+struct PageProgress: Sendable {
+    /// The session epoch every page is sent in; `nil` until the first is sent.
+    var epoch: SessionEpoch?
+    var pagesRead = 0
+    var itemsRead = 0
+    /// A digest of each request sent (16 bytes a page).
+    private var sentRequests: Set<RequestKey> = []
+    /// How many pages in a row were empty.
+    private var emptyRun = 0
+    /// The body of the last page.
+    private var lastBody: Data?
+
+    /// Pages in a row that may be empty while each leads to another.
+    static let emptyPagesInARow = 3
+
+    /// Whether the walk took as many pages or items as `options` allow.
+    func reached(_ options: PagingOptions) -> Bool {
+        pagesRead >= options.maximumPages ?? .max || itemsRead >= options.maximumItems ?? .max
+    }
+
+    /// Whether the walk sent this request already.
+    func sent(_ request: HTTPRequest) -> Bool { sentRequests.contains(RequestKey(request)) }
+
+    /// Forgets that the walk sent this request, and the page it read (never taken).
+    mutating func forget(_ request: HTTPRequest) {
+        sentRequests.remove(RequestKey(request))
+        lastBody = nil
+        emptyRun = 0
+    }
+
+    /// Takes a page read with `request`, which had `items` items and `body`, and leads on to
+    /// another page or not.
+    /// - Throws: ``NetworkError/Code/paging`` for a page that leads on though it is the same as
+    ///   the one before (the paging's parameter does nothing), or the last of too many empty
+    ///   pages in a row.
+    mutating func take(_ request: HTTPRequest, items: Int, body: Data, leadsOn: Bool) throws(NetworkError) {
+        emptyRun = items == 0 ? emptyRun + 1 : 0
+        if leadsOn, emptyRun >= Self.emptyPagesInARow {
+            throw NetworkError(
+                .paging,
+                "\(Self.emptyPagesInARow) pages in a row were empty and each led to another: the list goes nowhere.")
+        }
+        if leadsOn, items > 0, body == lastBody {
+            throw NetworkError(
+                .paging,
+                "The page was answered exactly as the one before it: the paging's parameter seems to do nothing.")
+        }
+        lastBody = body
+        sentRequests.insert(RequestKey(request))
+        pagesRead += 1
+        itemsRead += items
+    }
+}
+
+/// A digest of what tells two page requests apart: the method, the URL (its origin written one
+/// way), the query and the body.
+private struct RequestKey: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+
+    init(_ request: HTTPRequest) {
+        let url = request.url
+        let body = RequestDigest.parts(of: request)?.suffix(2) ?? ["a file or multipart body"]
+        let parts = [request.method.rawValue, url.origin, url.path(percentEncoded: true), request.query.encoded] + body
+        let digest = RequestDigest.digest("courier-page-1", parts)
+        high = digest[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+        low = digest[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}
