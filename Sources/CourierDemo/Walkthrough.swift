@@ -88,6 +88,7 @@ struct Walkthrough {
         await transfers()
         await caching()
         await streams()
+        await pages()
         print("\nDone. The server received \(server.requests.count) requests.")
     }
 

@@ -6,10 +6,10 @@ extension NetworkClient {
     /// ```swift
     /// struct Feed: Decodable, Sendable { let list: [Post]; let nextCursor: String? }
     ///
-    /// for try await page in client.pages(.get("feed"), items: \.list, paging: .cursor(at: "data.nextCursor")) {
+    /// for try await page in client.pages(Endpoint<Feed>.get("feed"), items: \.list, paging: .cursor(at: "data.nextCursor")) {
     ///     show(page.items)
     /// }
-    /// for try await post in client.pages(.get("feed"), items: \.list, paging: .cursor(at: "data.nextCursor")).items {
+    /// for try await post in client.pages(Endpoint<Feed>.get("feed"), items: \.list, paging: .cursor(at: "data.nextCursor")).items {
     ///     show(post)
     /// }
     /// ```

@@ -5,9 +5,10 @@ import Foundation
 /// are.
 ///
 /// ```swift
-/// for try await page in client.pages(.orders, paging: .pageNumber(size: 20, end: .total(at: "data.total"))) {
+/// let orders = Endpoint<[Order]>.get("orders")
+/// for try await page in client.pages(orders, paging: .pageNumber(size: 20, end: .total(at: "data.total"))) {
 ///     show(page.items)
-///     let total = try page.reply.field("data.total", as: Int.self)
+///     show(try page.reply.field("data.total", as: Int.self) ?? 0)  // the envelope's other fields
 ///     saved = page.next  // continue from here another time
 /// }
 /// ```

@@ -8,14 +8,21 @@ import Foundation
 /// a page that could not be read has it in ``NetworkError/pagePosition``.
 ///
 /// ```swift
-/// UserDefaults.standard.set(try JSONEncoder().encode(page.next), forKey: "orders.next")
+/// let orders = client.pages(Endpoint<[Order]>.get("orders"), paging: .pageNumber(size: 20))
+/// for try await page in orders {
+///     show(page.items)
+///     UserDefaults.standard.set(try JSONEncoder().encode(page.next), forKey: "orders.next")
+/// }
 /// // … later, maybe after a relaunch:
-/// let saved = try JSONDecoder().decode(PagePosition.self, from: data)
-/// for try await page in client.pages(.orders, paging: .pageNumber(size: 20), from: saved) { show(page.items) }
+/// if let data = UserDefaults.standard.data(forKey: "orders.next") {
+///     let saved = try JSONDecoder().decode(PagePosition.self, from: data)
+///     for try await page in orders.starting(from: saved) { show(page.items) }
+/// }
 /// ```
 ///
 /// A position says nothing of who read the list: start from it with the same endpoint and
-/// paging, for the same user.
+/// paging, for the same user. A next URL can hold what the server put in its query (a
+/// signature, a token): keep such positions where you keep secrets.
 public struct PagePosition: Codable, Sendable, Hashable {
     /// The page number, for ``Paging/pageNumber(size:end:first:pageParameter:sizeParameter:)``.
     public var page: Int?

@@ -1,31 +1,38 @@
 import Foundation
 
-/// One walk through a list: the page it reads next, the requests it has sent (to find a loop),
-/// its counts against the limits, the session epoch it belongs to, and the page it reads ahead.
+/// One walk through a list: the page it reads next, what it learnt of the list (the requests it
+/// sent, its counts, the session epoch), and the page it reads ahead.
 ///
 /// Every page is sent in the session epoch of the first: after a logout or a login as someone
 /// else, the walk's next page throws (``NetworkError/Code/cancelled``, or
 /// ``NetworkError/Code/sessionExpired`` when the backend ended the session) rather than read
 /// another user's list from the middle. A silent login keeps the epoch, so the walk goes on.
-actor PageWalk<Payload: Sendable, Item: Sendable> {
+///
+/// A class with a lock rather than an actor, so that a page costs its reader no executor hop:
+/// `@unchecked Sendable` because `state` is only touched under `lock`, never across an `await`.
+final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
     private let client: NetworkClient
     private let endpoint: Endpoint<Payload>
     private let itemsOf: @Sendable (Payload) -> [Item]
     private let paging: Paging<Payload, Item>
     private let options: PagingOptions
 
-    /// Where the next page is; `nil` once the list, or the walk, ended.
-    private var upcoming: PagePosition?
-    /// Where the page that failed is, until the walk is told to try it again.
-    private var failed: PagePosition?
-    /// What was learnt of the list so far: the requests sent, the counts, the epoch.
-    private var progress: PageProgress
-    /// The origins the list's pages may be on; `nil` until the first page is asked for.
-    private var origins: Set<String>?
-    /// The page read ahead, and where it is.
-    private var ahead: (position: PagePosition, task: Task<Result<Reply<Payload>, NetworkError>, Never>)?
-    /// Whether a reader is waiting for a page.
-    private var reading = false
+    private struct State {
+        /// Where the next page is; `nil` once the list, or the walk, ended.
+        var upcoming: PagePosition?
+        /// Where the page that failed is, until the walk is told to try it again.
+        var failed: PagePosition?
+        var progress: PageProgress
+        /// The origins the list's pages may be on; `nil` until the first page is asked for.
+        var origins: Set<String>?
+        /// The page read ahead, and where it is.
+        var ahead: (position: PagePosition, task: Task<Result<Reply<Payload>, NetworkError>, Never>)?
+        /// Whether a reader is waiting for a page.
+        var reading = false
+    }
+
+    private let lock = NSLock()
+    private var state: State
 
     init(
         client: NetworkClient, endpoint: Endpoint<Payload>, items: @escaping @Sendable (Payload) -> [Item],
@@ -37,35 +44,48 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
         self.itemsOf = items
         self.paging = paging
         self.options = options
-        self.upcoming = start ?? paging.first
-        self.progress = progress
+        self.state = State(upcoming: start ?? paging.first, progress: progress)
     }
 
-    deinit { ahead?.task.cancel() }
+    deinit { state.ahead?.task.cancel() }
+
+    private func locked<Result>(_ body: (inout State) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
+    }
 
     /// The next page, or `nil` after the last (or at a limit). After an error the walk is over
     /// (it returns `nil`) until ``retry()``.
     /// - Throws: ``NetworkError``, with ``NetworkError/pagePosition`` saying where the page
     ///   that failed is.
     func next() async throws(NetworkError) -> Page<Payload, Item>? {
-        guard !reading else {
-            throw NetworkError(
-                .invalidRequest, "A list's pages are read by one reader at a time, and another reads them.")
+        let start: Result<PagePosition?, NetworkError> = locked { state in
+            guard !state.reading else {
+                return .failure(
+                    NetworkError(
+                        .invalidRequest, "A list's pages are read by one reader at a time, and another reads them."))
+            }
+            guard let upcoming = state.upcoming else { return .success(nil) }
+            state.reading = true
+            return .success(upcoming)
         }
-        guard let position = upcoming else { return nil }
-        reading = true
-        defer { reading = false }
+        guard let position = try start.get() else { return nil }
+        defer { locked { $0.reading = false } }
         do throws(NetworkError) {
             if let problem = paging.problem ?? options.problem { throw NetworkError(.invalidRequest, problem) }
-            guard !progress.reached(options) else { return nil }
+            guard !locked({ $0.progress.reached(options) }) else { return nil }
             return try await read(position)
         } catch {
-            upcoming = nil
-            ahead?.task.cancel()
-            ahead = nil
             var failure = error
             if failure.pagePosition == nil { failure.pagePosition = position }
-            failed = failure.pagePosition
+            let ahead = locked { state in
+                state.upcoming = nil
+                state.failed = failure.pagePosition
+                defer { state.ahead = nil }
+                return state.ahead?.task
+            }
+            ahead?.cancel()
             throw failure
         }
     }
@@ -74,16 +94,18 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
     /// epoch and with the requests it sent still known (a pager's next load); nothing
     /// otherwise.
     func retry() {
-        guard let failed, !reading else { return }
-        upcoming = failed
-        self.failed = nil
+        locked { state in
+            guard let failed = state.failed, !state.reading else { return }
+            state.upcoming = failed
+            state.failed = nil
+        }
     }
 
     /// A walk that goes on from `position` in this walk's session epoch, knowing the requests
     /// this one sent except the one for `position` (a page read but never taken: a pager's load
     /// that a refresh dropped), with counts of what was taken.
     func continuing(from position: PagePosition, pagesRead: Int, itemsRead: Int) -> PageWalk {
-        var progress = progress
+        var progress = locked { $0.progress }
         if let (_, request) = try? self.request(at: position) { progress.forget(request) }
         progress.pagesRead = pagesRead
         progress.itemsRead = itemsRead
@@ -95,21 +117,27 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
     private func read(_ position: PagePosition) async throws(NetworkError) -> Page<Payload, Item> {
         let (pageEndpoint, request) = try self.request(at: position)
         try check(request)
+        let readAhead: Task<Result<Reply<Payload>, NetworkError>, Never>? = locked { state in
+            defer { state.ahead = nil }
+            guard let ahead = state.ahead else { return nil }
+            guard ahead.position == position else {
+                ahead.task.cancel()
+                return nil
+            }
+            return ahead.task
+        }
         let reply: Reply<Payload>
-        if let ahead, ahead.position == position {
-            self.ahead = nil
-            let task = ahead.task
+        if let readAhead {
             reply = try await withTaskCancellationHandler {
-                await task.value
+                await readAhead.value
             } onCancel: {
-                task.cancel()
-            }.get()
+                readAhead.cancel()
+            }
+            .get()
             // Read ahead before a logout, it is not given after it.
-            try progress.epoch?.check("the page read ahead was taken")
+            try locked { $0.progress.epoch }?.check("the page read ahead was taken")
         } else {
-            ahead?.task.cancel()
-            ahead = nil
-            reply = try await Self.fetch(pageEndpoint, from: client, in: await currentEpoch())
+            reply = try await client.reply(to: pageEndpoint, in: await currentEpoch())
         }
         let items = itemsOf(reply.value)
         let next: PagePosition?
@@ -120,27 +148,34 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
             throw error as? NetworkError
                 ?? NetworkError(.paging, "The paging could not find the next page.", underlying: error)
         }
-        try progress.take(request, items: items.count, body: reply.response.body, leadsOn: next != nil)
-        let page = Page(items: items, reply: reply, position: position, next: next, index: progress.pagesRead - 1)
-        upcoming = next
-        if options.prefetchesNextPage, let next { readAhead(next) }
+        let taken: Result<Int, NetworkError> = locked { state in
+            do throws(NetworkError) {
+                try state.progress.take(request, items: items.count, body: reply.response.body, leadsOn: next != nil)
+            } catch {
+                return .failure(error)
+            }
+            state.upcoming = next
+            return .success(state.progress.pagesRead - 1)
+        }
+        let page = Page(items: items, reply: reply, position: position, next: next, index: try taken.get())
+        if options.prefetchesNextPage, let next { self.readAhead(next) }
         return page
     }
 
     /// Starts reading the page at `next`, unless the walk may not go there.
     private func readAhead(_ next: PagePosition) {
-        guard !progress.reached(options), let epoch = progress.epoch,
-            let (pageEndpoint, request) = try? self.request(at: next), (try? check(request)) != nil
+        guard let (pageEndpoint, request) = try? self.request(at: next), (try? check(request)) != nil,
+            let epoch = locked({ $0.progress.reached(options) ? nil : $0.progress.epoch })
         else { return }
         let client = client
         let task = Task { () -> Result<Reply<Payload>, NetworkError> in
             do throws(NetworkError) {
-                return .success(try await Self.fetch(pageEndpoint, from: client, in: epoch))
+                return .success(try await client.reply(to: pageEndpoint, in: epoch))
             } catch {
                 return .failure(error)
             }
         }
-        ahead = (next, task)
+        locked { $0.ahead = (next, task) }
     }
 
     /// The endpoint of the page at `position`, and the request it makes.
@@ -168,32 +203,27 @@ actor PageWalk<Payload: Sendable, Item: Sendable> {
                 "The next page is on \(url.origin), another origin than the list's; PagingOptions.allowedOrigins lists those it may go to."
             )
         }
-        guard !progress.sent(request) else {
+        guard !locked({ $0.progress.sent(request) }) else {
             throw NetworkError(.paging, "The list leads back to a page it gave already: its paging loops.")
         }
     }
 
     /// The list's own origin (its endpoint's) and those the options allow.
     private func allowedOrigins() throws(NetworkError) -> Set<String> {
-        if let origins { return origins }
+        if let origins = locked({ $0.origins }) { return origins }
         let own = try client.makeRequest(endpoint).url.origin
         let origins = Set([own] + options.allowedOrigins.map(\.origin))
-        self.origins = origins
+        locked { $0.origins = origins }
         return origins
     }
 
     /// The epoch every page is sent in: the session's now, for the first.
     private func currentEpoch() async -> SessionEpoch {
-        if let epoch = progress.epoch { return epoch }
+        if let epoch = locked({ $0.progress.epoch }) { return epoch }
         let now = await client.session.beginEpoch()
-        progress.epoch = now
-        return now
-    }
-
-    /// Sends a page's endpoint in `epoch`.
-    private static func fetch(_ endpoint: Endpoint<Payload>, from client: NetworkClient, in epoch: SessionEpoch)
-        async throws(NetworkError) -> Reply<Payload>
-    {
-        try await client.reply(to: endpoint, in: epoch)
+        return locked { state in
+            if state.progress.epoch == nil { state.progress.epoch = now }
+            return state.progress.epoch ?? now
+        }
     }
 }

@@ -4,13 +4,27 @@ import Observation
 /// ``PageSequence``, observable by SwiftUI.
 ///
 /// ```swift
-/// @State private var pager = Pager(client.pages(.orders, paging: .pageNumber(size: 20)))
+/// import Courier
+/// import SwiftUI
 ///
-/// List(pager.items, id: \.id) { order in
-///     OrderRow(order).task { if order.id == pager.items.last?.id { await pager.loadNext() } }
+/// struct Order: Codable, Sendable, Identifiable { let id: Int; let title: String }
+///
+/// @available(iOS 17, macOS 14, *)
+/// struct OrdersView: View {
+///     @State private var pager: Pager<[Order], Order>
+///
+///     init(client: NetworkClient) {
+///         _pager = State(initialValue: Pager(client.pages(Endpoint<[Order]>.get("orders"), paging: .pageNumber(size: 20))))
+///     }
+///
+///     var body: some View {
+///         List(pager.items) { order in
+///             Text(order.title).task { if order.id == pager.items.last?.id { await pager.loadNext() } }
+///         }
+///         .refreshable { await pager.refresh() }
+///         .task { await pager.loadNext() }
+///     }
 /// }
-/// .refreshable { await pager.refresh() }
-/// .task { await pager.loadNext() }
 /// ```
 ///
 /// - ``loadNext()`` reads the next page and appends its items. Called while a load or a
@@ -71,7 +85,7 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
             guard let walk else { return pages.makeAsyncIterator().walk }
             guard rewinds else { return walk }
             guard let next else { return pages.makeAsyncIterator().walk }
-            return await walk.continuing(from: next, pagesRead: pagesTaken, itemsRead: itemsTaken)
+            return walk.continuing(from: next, pagesRead: pagesTaken, itemsRead: itemsTaken)
         }
     }
 
@@ -110,7 +124,7 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
         self.activity = activity
         let task = Task { [weak self] in
             let walk = await walk()
-            await walk.retry()
+            walk.retry()
             let result: Result<Page<Payload, Item>?, NetworkError>
             do throws(NetworkError) {
                 result = .success(try await walk.next())

@@ -4,12 +4,13 @@ import Foundation
 /// read, and how a position becomes a request.
 ///
 /// ```swift
-/// client.pages(.orders, paging: .pageNumber(size: 20))                           // ?page=1&size=20, to a short page
-/// client.pages(.orders, paging: .pageNumber(size: 20, end: .hasMore(at: "data.hasMore")))
-/// client.pages(.orders, paging: .offset(limit: 50, end: .total(at: "data.total")))  // ?offset=0&limit=50
-/// client.pages(.feed, items: \.list, paging: .cursor(at: "data.nextCursor"))        // ?cursor=…
-/// client.pages(.feed, items: \.list, paging: .nextURL(at: "data.links.next"))
-/// client.pages(.repositories, paging: .linkHeader)                                  // Link: <…>; rel="next"
+/// let orders = Endpoint<[Order]>.get("orders")
+/// let numbered = client.pages(orders, paging: .pageNumber(size: 20))  // ?page=1&size=20, to a short page
+/// let flagged = client.pages(orders, paging: .pageNumber(size: 20, end: .hasMore(at: "data.hasMore")))
+/// let counted = client.pages(orders, paging: .offset(limit: 50, end: .total(at: "data.total")))  // ?offset=0&limit=50
+/// let cursors = client.pages(orders, paging: .cursor(at: "data.nextCursor"))  // ?cursor=…
+/// let linked = client.pages(orders, paging: .nextURL(at: "data.links.next"))
+/// let headed = client.pages(orders, paging: .linkHeader)  // Link: <…>; rel="next"
 /// ```
 ///
 /// Paths such as `"data.nextCursor"` are dotted paths from the root of the JSON body.
