@@ -35,7 +35,7 @@ import Testing
     func loadsJoin() async throws {
         let backend = try ListBackend()
         defer { backend.server.stop() }
-        backend.delay(by: .milliseconds(200))
+        backend.delay(by: .seconds(1))
         let pager = Self.pager(backend)
         async let a: Void = pager.loadNext()
         async let b: Void = pager.loadNext()
@@ -54,7 +54,7 @@ import Testing
         await pager.loadNext()
         await pager.loadNext()
         #expect(pager.items.count == 20)
-        backend.delay(by: .milliseconds(300))
+        backend.delay(by: .seconds(1))
         var seen: [Int] = []
         let refreshing = Task { await pager.refresh() }
         while backend.requests.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
@@ -77,7 +77,7 @@ import Testing
         defer { backend.server.stop() }
         let pager = Self.pager(backend)
         await pager.loadNext()
-        backend.delay(by: .milliseconds(400))
+        backend.delay(by: .milliseconds(1_500))
         let loading = Task { await pager.loadNext() }
         while backend.requests.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
         let refreshing = Task { await pager.refresh() }

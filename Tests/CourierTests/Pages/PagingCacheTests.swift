@@ -55,7 +55,7 @@ import Testing
     func sharedTransfers() async throws {
         let backend = try ListBackend()
         defer { backend.server.stop() }
-        backend.delay(by: .milliseconds(200))
+        backend.delay(by: .seconds(1))
         let pages = backend.client.pages(
             ListBackend.orders, items: \.list, paging: Self.byPage, options: .init(maximumPages: 2))
         async let one = pages.reduce(into: [Int]()) { $0 += $1.items.map(\.id) }
