@@ -12,11 +12,9 @@ struct PageProgress: Sendable {
     private var sentRequests: Set<RequestKey> = []
     /// How many pages in a row were empty.
     private var emptyRun = 0
-    /// The body of the last page.
+    /// The body of the last page, and of the one before it.
     private var lastBody: Data?
-
-    /// Pages in a row that may be empty while each leads to another.
-    static let emptyPagesInARow = 3
+    private var bodyBefore: Data?
 
     /// Whether the walk took as many pages or items as `options` allow.
     func reached(_ options: PagingOptions) -> Bool {
@@ -29,27 +27,31 @@ struct PageProgress: Sendable {
     /// Forgets that the walk sent this request, and the page it read (never taken).
     mutating func forget(_ request: HTTPRequest) {
         sentRequests.remove(RequestKey(request))
-        lastBody = nil
+        lastBody = bodyBefore
         emptyRun = 0
     }
 
     /// Takes a page read with `request`, which had `items` items and `body`, and leads on to
     /// another page or not.
     /// - Throws: ``NetworkError/Code/paging`` for a page that leads on though it is the same as
-    ///   the one before (the paging's parameter does nothing), or the last of too many empty
-    ///   pages in a row.
-    mutating func take(_ request: HTTPRequest, items: Int, body: Data, leadsOn: Bool) throws(NetworkError) {
+    ///   the one before (the paging's parameter does nothing), or the last of more empty pages
+    ///   in a row than `options` allow.
+    mutating func take(
+        _ request: HTTPRequest, items: Int, body: Data, leadsOn: Bool, options: PagingOptions
+    ) throws(NetworkError) {
         emptyRun = items == 0 ? emptyRun + 1 : 0
-        if leadsOn, emptyRun >= Self.emptyPagesInARow {
+        if leadsOn, let most = options.maximumEmptyPagesInARow, emptyRun > most {
             throw NetworkError(
                 .paging,
-                "\(Self.emptyPagesInARow) pages in a row were empty and each led to another: the list goes nowhere.")
+                "More than \(most) pages in a row were empty and each led to another: the list goes nowhere (PagingOptions.maximumEmptyPagesInARow)."
+            )
         }
         if leadsOn, items > 0, body == lastBody {
             throw NetworkError(
                 .paging,
                 "The page was answered exactly as the one before it: the paging's parameter seems to do nothing.")
         }
+        bodyBefore = lastBody
         lastBody = body
         sentRequests.insert(RequestKey(request))
         pagesRead += 1
@@ -58,7 +60,8 @@ struct PageProgress: Sendable {
 }
 
 /// A digest of what tells two page requests apart: the method, the URL (its origin written one
-/// way), the query and the body.
+/// way), the query, the endpoint's own header fields (a paging may put its cursor in one) and
+/// the body.
 private struct RequestKey: Hashable, Sendable {
     let high: UInt64
     let low: UInt64
@@ -66,7 +69,10 @@ private struct RequestKey: Hashable, Sendable {
     init(_ request: HTTPRequest) {
         let url = request.url
         let body = RequestDigest.parts(of: request)?.suffix(2) ?? ["a file or multipart body"]
-        let parts = [request.method.rawValue, url.origin, url.path(percentEncoded: true), request.query.encoded] + body
+        let headers = request.headers.fields.map { "\($0.name.lowercased()): \($0.value)" }.sorted()
+        let parts =
+            [request.method.rawValue, url.origin, url.path(percentEncoded: true), request.query.encoded] + body
+            + [String(headers.count)] + headers
         let digest = RequestDigest.digest("courier-page-1", parts)
         high = digest[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
         low = digest[8..<16].reduce(0) { $0 << 8 | UInt64($1) }

@@ -117,15 +117,12 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
     private func read(_ position: PagePosition) async throws(NetworkError) -> Page<Payload, Item> {
         let (pageEndpoint, request) = try self.request(at: position)
         try check(request)
-        let readAhead: Task<Result<Reply<Payload>, NetworkError>, Never>? = locked { state in
+        let ahead = locked { state in
             defer { state.ahead = nil }
-            guard let ahead = state.ahead else { return nil }
-            guard ahead.position == position else {
-                ahead.task.cancel()
-                return nil
-            }
-            return ahead.task
+            return state.ahead
         }
+        let readAhead = ahead?.position == position ? ahead?.task : nil
+        if readAhead == nil { ahead?.task.cancel() }
         let reply: Reply<Payload>
         if let readAhead {
             reply = try await withTaskCancellationHandler {
@@ -134,8 +131,6 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
                 readAhead.cancel()
             }
             .get()
-            // Read ahead before a logout, it is not given after it.
-            try locked { $0.progress.epoch }?.check("the page read ahead was taken")
         } else {
             reply = try await client.reply(to: pageEndpoint, in: await currentEpoch())
         }
@@ -148,9 +143,12 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
             throw error as? NetworkError
                 ?? NetworkError(.paging, "The paging could not find the next page.", underlying: error)
         }
+        // A logout while the page was read: it is not given.
+        try checkSession()
         let taken: Result<Int, NetworkError> = locked { state in
             do throws(NetworkError) {
-                try state.progress.take(request, items: items.count, body: reply.response.body, leadsOn: next != nil)
+                try state.progress.take(
+                    request, items: items.count, body: reply.response.body, leadsOn: next != nil, options: options)
             } catch {
                 return .failure(error)
             }
@@ -160,6 +158,13 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
         let page = Page(items: items, reply: reply, position: position, next: next, index: try taken.get())
         if options.prefetchesNextPage, let next { self.readAhead(next) }
         return page
+    }
+
+    /// Throws when the session left the epoch of the walk's first page (a logout, a login as
+    /// someone else): ``NetworkError/Code/cancelled``, or ``NetworkError/Code/sessionExpired``
+    /// when the backend ended it.
+    func checkSession() throws(NetworkError) {
+        try locked { $0.progress.epoch }?.check("a page was read")
     }
 
     /// Starts reading the page at `next`, unless the walk may not go there.

@@ -29,14 +29,17 @@ import Observation
 ///
 /// - ``loadNext()`` reads the next page and appends its items. Called while a load or a
 ///   refresh is under way, it waits for that one instead of starting another, and sends
-///   nothing more. After a failure it asks for the page that failed again.
+///   nothing more. After a failed load it asks for the page that failed again; after a failed
+///   refresh it goes on with the list on screen.
 /// - ``refresh()`` reads the list anew from its first page, and replaces ``items`` with it in
 ///   one step once it has arrived; until then the old items stay. A load under way is dropped.
 ///   When the refresh fails, the list stays as it was and ``error`` says why.
 ///
 /// A pager's walk belongs to the session as its first page found it (see
 /// ``NetworkClient/pages(_:items:paging:options:from:)``): after a logout or a login as someone
-/// else, ``loadNext()`` fails until ``refresh()`` (or ``reset()``) starts anew.
+/// else, ``loadNext()`` fails (or, for a list read to its end, does nothing) and no page read
+/// before it is taken, until ``refresh()`` or ``reset()`` starts anew: call ``reset()`` on
+/// logout to clear the list from the screen.
 ///
 /// A load goes on when the task that asked for it is cancelled: others may be waiting for it.
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
@@ -97,7 +100,7 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
         if activity == .loadingNext { droppedALoad = true }
         running?.cancel()
         let pages = pages
-        await run(.refreshing) { pages.makeAsyncIterator().walk }
+        await run(.refreshing) { pages.starting(from: nil).makeAsyncIterator().walk }
     }
 
     /// Forgets the list: drops a load under way and empties ``items``. The next
@@ -145,6 +148,11 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
         guard generation == self.generation else { return }
         running = nil
         activity = .idle
+        var result = result
+        // A page read before a logout or a login as someone else is not taken after it.
+        if case .success(.some) = result {
+            do throws(NetworkError) { try walk.checkSession() } catch { result = .failure(error) }
+        }
         // A failed refresh leaves the list (and the walk it came from) as it was.
         if case .success = result {
             self.walk = walk
@@ -155,6 +163,7 @@ public final class Pager<Payload: Sendable, Item: Sendable> {
         case .success(let page):
             error = nil
             if refreshing {
+                droppedALoad = false
                 items = page?.items ?? []
                 lastPage = page
             } else {

@@ -18,6 +18,11 @@ public struct PagingOptions: Sendable, Hashable {
     /// origin ends the walk with ``NetworkError/Code/paging`` rather than send the token and
     /// signature there.
     public var allowedOrigins: [URL]
+    /// The most empty pages in a row, each leading to another, before the walk ends with
+    /// ``NetworkError/Code/paging`` as a list that goes nowhere; `nil` for no limit (a filtered
+    /// scan that gives long runs of empty pages). Lists by page number or offset end at their
+    /// first empty page anyway.
+    public var maximumEmptyPagesInARow: Int?
 
     /// Creates options.
     /// - Parameters:
@@ -25,13 +30,18 @@ public struct PagingOptions: Sendable, Hashable {
     ///   - maximumItems: The most items given, or `nil` for no limit.
     ///   - prefetchesNextPage: Whether the next page is read ahead.
     ///   - allowedOrigins: Other origins the list's links may lead to.
+    ///   - maximumEmptyPagesInARow: The most empty pages in a row that lead on, or `nil` for no
+    ///     limit.
     public init(
-        maximumPages: Int? = nil, maximumItems: Int? = nil, prefetchesNextPage: Bool = false, allowedOrigins: [URL] = []
+        maximumPages: Int? = nil, maximumItems: Int? = nil, prefetchesNextPage: Bool = false,
+        allowedOrigins: [URL] = [],
+        maximumEmptyPagesInARow: Int? = 10
     ) {
         self.maximumPages = maximumPages
         self.maximumItems = maximumItems
         self.prefetchesNextPage = prefetchesNextPage
         self.allowedOrigins = allowedOrigins
+        self.maximumEmptyPagesInARow = maximumEmptyPagesInARow
     }
 
     /// Why these options cannot be used, if they cannot.
@@ -41,6 +51,9 @@ public struct PagingOptions: Sendable, Hashable {
         }
         if let maximumItems, maximumItems < 1 {
             return "PagingOptions.maximumItems is \(maximumItems); it must be at least 1."
+        }
+        if let maximumEmptyPagesInARow, maximumEmptyPagesInARow < 0 {
+            return "PagingOptions.maximumEmptyPagesInARow is \(maximumEmptyPagesInARow); it must be at least 0."
         }
         for url in allowedOrigins {
             let scheme = url.scheme?.lowercased()

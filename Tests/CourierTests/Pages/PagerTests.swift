@@ -121,6 +121,40 @@ import Testing
     }
 
     @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
+    @Test("reset during a load drops it: its page never lands, and the next load reads from the first page")
+    func resetDuringLoad() async throws {
+        let backend = try ListBackend()
+        defer { backend.server.stop() }
+        let pager = Self.pager(backend)
+        await pager.loadNext()
+        backend.delay(by: .seconds(1))
+        let loading = Task { await pager.loadNext() }
+        while backend.requests.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        pager.reset()
+        await loading.value
+        #expect(pager.items.isEmpty && pager.activity == .idle && pager.error == nil)
+        backend.delay(by: nil)
+        await pager.loadNext()
+        #expect(pager.items.map(\.id) == Array(1...10))
+        #expect(backend.pagesAsked == [1, 2, 1])
+    }
+
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
+    @Test("a pager over a list started from a saved position refreshes from the list's first page")
+    func refreshFromTheFirstPage() async throws {
+        let backend = try ListBackend()
+        defer { backend.server.stop() }
+        let pages = backend.client.pages(
+            ListBackend.orders, items: \.list, paging: Self.byPage, from: PagePosition(page: 5))
+        let pager = Pager(pages)
+        await pager.loadNext()
+        #expect(pager.items.first?.id == 41)
+        await pager.refresh()
+        #expect(pager.items.map(\.id) == Array(1...10))
+        #expect(backend.pagesAsked == [5, 1])
+    }
+
+    @available(iOS 17, macOS 14, tvOS 17, watchOS 10, visionOS 1, *)
     @Test("a failed load keeps the items and says why; the next loadNext asks for that page again")
     func failureThenRetry() async throws {
         let backend = try ListBackend()

@@ -20,7 +20,7 @@ import Testing
         #expect(backend.requests.count == 2)
     }
 
-    @Test("empty pages that each lead to a new cursor end with a paging error after three")
+    @Test("empty pages that each lead to a new cursor end with a paging error past the limit; without one, they go on")
     func emptyPagesForever() async throws {
         let backend = try Backend()
         defer { backend.server.stop() }
@@ -28,11 +28,47 @@ import Testing
             let next = (Int(request.query["cursor"] ?? "") ?? 0) + 1
             return .json(#"{"code":0,"msg":"ok","data":{"list":[],"next":"\#(next)"}}"#)
         }
-        let pages = backend.client.pages(
-            Endpoint<OrderList>.get("feed"), items: \.list, paging: .cursor(at: "data.next"))
-        let (ids, error) = await Self.collect(pages)
+        let endpoint = Endpoint<OrderList>.get("feed")
+        let twoAllowed = PagingOptions(maximumEmptyPagesInARow: 2)
+        let (ids, error) = await Self.collect(
+            backend.client.pages(endpoint, items: \.list, paging: .cursor(at: "data.next"), options: twoAllowed))
         #expect(ids.isEmpty && error?.code == .paging)
         #expect(backend.server.requests.count == 3)
+
+        // By default the limit is 10.
+        let (_, byDefault) = await Self.collect(
+            backend.client.pages(endpoint, items: \.list, paging: .cursor(at: "data.next")))
+        #expect(byDefault?.code == .paging)
+        #expect(backend.server.requests.count == 3 + 11)
+
+        // No limit: a filtered scan may give long runs of empty pages; maximumPages ends it here.
+        let unlimited = PagingOptions(maximumPages: 15, maximumEmptyPagesInARow: nil)
+        let (none, noError) = await Self.collect(
+            backend.client.pages(endpoint, items: \.list, paging: .cursor(at: "data.next"), options: unlimited))
+        #expect(none.isEmpty && noError == nil)
+        #expect(backend.server.requests.count == 3 + 11 + 15)
+    }
+
+    @Test("a custom paging that sends its cursor in a header field is not taken for a loop")
+    func cursorInAHeader() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/feed") { request in
+            let page = Int(request.headers["X-Continuation"] ?? "") ?? 1
+            let next = page < 3 ? "\(page + 1)" : "null"
+            return .json(
+                #"{"code":0,"msg":"ok","data":{"list":[{"id":\#(page),"title":"t"}],"next":\#(next)}}"#)
+        }
+        let paging = Paging<OrderList, Order>.custom { reply, _, _ in
+            try reply.field("data.next", as: Int.self).map { PagePosition(cursor: String($0)) }
+        } request: { endpoint, position in
+            var endpoint = endpoint
+            endpoint.headers["X-Continuation"] = position.cursor
+            return endpoint
+        }
+        let (ids, error) = await Self.collect(
+            backend.client.pages(Endpoint<OrderList>.get("feed"), items: \.list, paging: paging))
+        #expect(ids == [1, 2, 3] && error == nil)
     }
 
     @Test("a last page whose link leads back to the first is a loop: the first page is not given twice")
@@ -160,5 +196,22 @@ import Testing
             #expect(error?.code == .paging)
         }
         #expect(backend.requests.isEmpty)
+    }
+
+    @Test("a relative next link is resolved against the page's URL after a redirect, on either transport")
+    func relativeLinkAfterRedirect() async throws {
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/list") { _ in LoopbackServer.Response(status: 302, headers: ["Location": "/v2/list"])
+        }
+        backend.server.route("/v2/list") { request in
+            let page = Int(request.query["page"] ?? "") ?? 1
+            let next = page < 2 ? #""?page=2""# : "null"
+            return .json(#"{"code":0,"msg":"ok","data":{"list":[{"id":\#(page),"title":"t"}],"next":\#(next)}}"#)
+        }
+        let (ids, error) = await Self.collect(
+            backend.client.pages(Endpoint<OrderList>.get("list"), items: \.list, paging: .nextURL(at: "data.next")))
+        #expect(ids == [1, 2] && error == nil)
+        #expect(backend.server.requests.map(\.target) == ["/v1/list", "/v2/list", "/v2/list?page=2"])
     }
 }

@@ -128,7 +128,10 @@
                     current, body: sendsBody ? body : PreparedBody(.none, contentType: nil), timeout: remaining,
                     deadline: request.timeout)
                 guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
-                    return response
+                    // The URL the answer came from, after any redirect (its query aside).
+                    var answered = response
+                    if answered.url == nil { answered.url = current.url }
+                    return answered
                 }
                 try next.checkWireSafety()
                 current = next
