@@ -85,7 +85,14 @@ public actor NetworkClient {
     nonisolated func reply<Response>(
         to endpoint: Endpoint<Response>, in epoch: SessionEpoch?, isSessionWork: Bool = false
     ) async throws(NetworkError) -> Reply<Response> {
-        let request = try makeRequest(endpoint)
+        try await reply(to: endpoint, request: try makeRequest(endpoint), in: epoch, isSessionWork: isSessionWork)
+    }
+
+    /// ``reply(to:in:isSessionWork:)`` for `endpoint`'s request built already (by
+    /// ``makeRequest(_:)``).
+    nonisolated func reply<Response>(
+        to endpoint: Endpoint<Response>, request: HTTPRequest, in epoch: SessionEpoch?, isSessionWork: Bool = false
+    ) async throws(NetworkError) -> Reply<Response> {
         let entry = register(in: epoch, isSessionWork: isSessionWork)
         defer { finish(entry) }
         do {

@@ -132,7 +132,7 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
             }
             .get()
         } else {
-            reply = try await client.reply(to: pageEndpoint, in: await currentEpoch())
+            reply = try await client.reply(to: pageEndpoint, request: request, in: await currentEpoch())
         }
         let items = itemsOf(reply.value)
         let next: PagePosition?
@@ -175,7 +175,7 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
         let client = client
         let task = Task { () -> Result<Reply<Payload>, NetworkError> in
             do throws(NetworkError) {
-                return .success(try await client.reply(to: pageEndpoint, in: epoch))
+                return .success(try await client.reply(to: pageEndpoint, request: request, in: epoch))
             } catch {
                 return .failure(error)
             }

@@ -159,8 +159,8 @@ public struct Paging<Payload: Sendable, Item: Sendable>: Sendable {
     /// }
     /// ```
     ///
-    /// A `next` that gives a position the walk has read already ends it with
-    /// ``NetworkError/Code/paging``, as does a URL to another origin.
+    /// A `next` whose request is one the walk sent already ends it with
+    /// ``NetworkError/Code/paging``, as does a request to another origin.
     /// - Parameters:
     ///   - first: Where the first page is.
     ///   - next: Where the page after the one read is, from its reply, its items and its
