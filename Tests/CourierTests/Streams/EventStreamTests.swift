@@ -81,7 +81,9 @@ import Testing
         let started = ContinuousClock.now
         let events = try await Self.collect(StreamTests.client(server.baseURL).events(Self.chat, options: options))
         #expect(events.count == 1)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Far under the minute the backoff alone could pause; a loaded machine (Linux URLSession
+        // under the whole suite) has taken 5 s.
+        #expect(ContinuousClock.now - started < .seconds(15))
     }
 
     @Test("a 4xx other than 401, 408 and 429 ends the stream with its error, without another connection")

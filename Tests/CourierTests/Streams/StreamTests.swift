@@ -171,7 +171,8 @@ import Testing
             .readRequest, .send(Self.eventHead), .send(": hi\n"), .pause(.seconds(1)), .send(": hi\n"), .waitForHangUp,
         ])
         defer { server.stop() }
-        let client = Self.client(server.baseURL, timeout: .milliseconds(200))
+        // A deadline well under the stream's 2.5 s, with room for a loaded machine to bring the head.
+        let client = Self.client(server.baseURL, timeout: .seconds(1))
         let started = ContinuousClock.now
         let answer = try await client.stream(Self.feed, options: StreamOptions(idleTimeout: .milliseconds(1500)))
         var received = Data()
