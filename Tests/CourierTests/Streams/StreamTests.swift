@@ -168,20 +168,21 @@ import Testing
     @Test("a server that goes silent fails the reader after the idle timeout, not the endpoint's deadline")
     func idleTimeout() async throws {
         let server = try FaultServer([
-            .readRequest, .send(Self.eventHead), .send(": hi\n"), .pause(.seconds(1)), .send(": hi\n"), .waitForHangUp,
+            .readRequest, .send(Self.eventHead), .send(": hi\n"), .pause(.seconds(2)), .send(": hi\n"), .waitForHangUp,
         ])
         defer { server.stop() }
-        // A deadline well under the stream's 2.5 s, with room for a loaded machine to bring the head.
-        let client = Self.client(server.baseURL, timeout: .seconds(1))
+        // A deadline well under the stream's 4.5 s, with room for a loaded machine to bring the
+        // head (Linux URLSession delivers it on FoundationNetworking's process-wide queue).
+        let client = Self.client(server.baseURL, timeout: .seconds(2))
         let started = ContinuousClock.now
-        let answer = try await client.stream(Self.feed, options: StreamOptions(idleTimeout: .milliseconds(1500)))
+        let answer = try await client.stream(Self.feed, options: StreamOptions(idleTimeout: .milliseconds(2500)))
         var received = Data()
         let error = await networkError { for try await piece in answer.body { received.append(piece) } }
         #expect(error?.code == .timedOut)
         #expect(received == Data(": hi\n: hi\n".utf8), "the heartbeats are bytes like any other")
-        // The second heartbeat, a second in, reset the timeout: it fired 2.5 s in, not 1.5 s
+        // The second heartbeat, two seconds in, reset the timeout: it fired 4.5 s in, not 2.5 s
         // (a late reader only makes it later).
-        #expect(ContinuousClock.now - started >= .milliseconds(2_200))
+        #expect(ContinuousClock.now - started >= .milliseconds(4_200))
     }
 
     @Test("a server that sends no head fails by the endpoint's deadline")
