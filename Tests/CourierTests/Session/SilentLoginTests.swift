@@ -38,14 +38,19 @@ import Testing
         var heard: [String] { lock.withLock { causes } }
 
         /// A client whose session holds a stale token and logs in again at `/v1/login` (or
-        /// fails to, with `failure`).
-        func client(_ limits: Session.Limits = .init(), failure: (any Error)? = nil) -> (NetworkClient, Session) {
+        /// fails to, with `failure`, after `failingAfter`).
+        func client(
+            _ limits: Session.Limits = .init(), failure: (any Error)? = nil, failingAfter: Duration = .zero
+        ) -> (NetworkClient, Session) {
             let session = Session(
                 store: InMemoryTokenStore(credential: Credential(accessToken: "stale", userID: "ann")),
                 logInCodes: [99], askUserCodes: [500], limits: limits,
                 logIn: { [self] login in
                     lock.withLock { causes.append("\(login.status) \(login.businessCode.map(String.init) ?? "-")") }
-                    if let failure { throw failure }
+                    if let failure {
+                        try await Task.sleep(for: failingAfter)
+                        throw failure
+                    }
                     return Credential(accessToken: try await login.client.send(Endpoint<String>.post("login")))
                 })
             let client = NetworkClient(
@@ -112,7 +117,10 @@ import Testing
     func loginFails() async throws {
         let backend = try Backend99()
         defer { backend.server.stop() }
-        let (client, session) = backend.client(failure: LoginRefused())
+        // The login fails only once all 20 requests have begun (a task of the group that began
+        // after the session ended would rightly be sent signed out, and meet a plain 99).
+        let (client, session) = backend.client(
+            failure: LoginRefused(), failingAfter: .milliseconds(300) * TestTiming.scale)
         let events = session.events()
         let errors = await withTaskGroup(of: NetworkError?.self) { group in
             for n in 0..<20 {
