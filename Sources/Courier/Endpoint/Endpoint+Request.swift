@@ -76,7 +76,7 @@ package enum URLJoiner {
     }
 
     /// Splits URL text at its first `?` into path and query, dropping any `#fragment`.
-    fileprivate static func split(_ text: some StringProtocol) -> (Substring, Substring?) {
+    static func split(_ text: some StringProtocol) -> (Substring, Substring?) {
         let unfragmented = text[..<(text.firstIndex(of: "#") ?? text.endIndex)]
         let withoutFragment = Substring(unfragmented)
         guard let mark = withoutFragment.firstIndex(of: "?") else { return (withoutFragment, nil) }

@@ -9,7 +9,7 @@ struct PageProgress: Sendable {
     var pagesRead = 0
     var itemsRead = 0
     /// A digest of each request sent (16 bytes a page).
-    private var sentRequests: Set<RequestKey> = []
+    private var sentRequests: Set<PageRequestKey> = []
     /// How many pages in a row were empty.
     private var emptyRun = 0
     /// The body of the last page, and of the one before it.
@@ -22,22 +22,22 @@ struct PageProgress: Sendable {
     }
 
     /// Whether the walk sent this request already.
-    func sent(_ request: HTTPRequest) -> Bool { sentRequests.contains(RequestKey(request)) }
+    func sent(_ request: PageRequestKey) -> Bool { sentRequests.contains(request) }
 
     /// Forgets that the walk sent this request, and the page it read (never taken).
-    mutating func forget(_ request: HTTPRequest) {
-        sentRequests.remove(RequestKey(request))
+    mutating func forget(_ request: PageRequestKey) {
+        sentRequests.remove(request)
         lastBody = bodyBefore
         emptyRun = 0
     }
 
-    /// Takes a page read with `request`, which had `items` items and `body`, and leads on to
+    /// Takes a page read with the request digested as `request`, which had `items` items and `body`, and leads on to
     /// another page or not.
     /// - Throws: ``NetworkError/Code/paging`` for a page that leads on though it is the same as
     ///   the one before (the paging's parameter does nothing), or the last of more empty pages
     ///   in a row than `options` allow.
     mutating func take(
-        _ request: HTTPRequest, items: Int, body: Data, leadsOn: Bool, options: PagingOptions
+        _ request: PageRequestKey, items: Int, body: Data, leadsOn: Bool, options: PagingOptions
     ) throws(NetworkError) {
         emptyRun = items == 0 ? emptyRun + 1 : 0
         if leadsOn, let most = options.maximumEmptyPagesInARow, emptyRun > most {
@@ -53,7 +53,7 @@ struct PageProgress: Sendable {
         }
         bodyBefore = lastBody
         lastBody = body
-        sentRequests.insert(RequestKey(request))
+        sentRequests.insert(request)
         pagesRead += 1
         itemsRead += items
     }
@@ -62,7 +62,7 @@ struct PageProgress: Sendable {
 /// A digest of what tells two page requests apart: the method, the URL (its origin written one
 /// way), the query, the endpoint's own header fields (a paging may put its cursor in one) and
 /// the body.
-private struct RequestKey: Hashable, Sendable {
+struct PageRequestKey: Hashable, Sendable {
     let high: UInt64
     let low: UInt64
 

@@ -106,7 +106,7 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
     /// that a refresh dropped), with counts of what was taken.
     func continuing(from position: PagePosition, pagesRead: Int, itemsRead: Int) -> PageWalk {
         var progress = locked { $0.progress }
-        if let (_, request) = try? self.request(at: position) { progress.forget(request) }
+        if let (_, request) = try? self.request(at: position) { progress.forget(PageRequestKey(request)) }
         progress.pagesRead = pagesRead
         progress.itemsRead = itemsRead
         return PageWalk(
@@ -116,7 +116,7 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
 
     private func read(_ position: PagePosition) async throws(NetworkError) -> Page<Payload, Item> {
         let (pageEndpoint, request) = try self.request(at: position)
-        try check(request)
+        let key = try check(request)
         let ahead = locked { state in
             defer { state.ahead = nil }
             return state.ahead
@@ -148,7 +148,7 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
         let taken: Result<Int, NetworkError> = locked { state in
             do throws(NetworkError) {
                 try state.progress.take(
-                    request, items: items.count, body: reply.response.body, leadsOn: next != nil, options: options)
+                    key, items: items.count, body: reply.response.body, leadsOn: next != nil, options: options)
             } catch {
                 return .failure(error)
             }
@@ -196,8 +196,9 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
     }
 
     /// Refuses a request with a user name or password in its URL, on an origin the list may not
-    /// go to, or that the walk sent already (a loop).
-    private func check(_ request: HTTPRequest) throws(NetworkError) {
+    /// go to, or that the walk sent already (a loop); returns the request's digest.
+    @discardableResult
+    private func check(_ request: HTTPRequest) throws(NetworkError) -> PageRequestKey {
         let url = request.url
         guard url.user == nil, url.password == nil else {
             throw NetworkError(.paging, "The next page's URL carries a user name or password.")
@@ -208,9 +209,11 @@ final class PageWalk<Payload: Sendable, Item: Sendable>: @unchecked Sendable {
                 "The next page is on \(url.origin), another origin than the list's; PagingOptions.allowedOrigins lists those it may go to."
             )
         }
-        guard !locked({ $0.progress.sent(request) }) else {
+        let key = PageRequestKey(request)
+        guard !locked({ $0.progress.sent(key) }) else {
             throw NetworkError(.paging, "The list leads back to a page it gave already: its paging loops.")
         }
+        return key
     }
 
     /// The list's own origin (its endpoint's) and those the options allow.

@@ -227,15 +227,9 @@ extension Endpoint {
     fileprivate func at(_ url: URL?) -> Self {
         guard let url else { return self }
         var endpoint = self
-        let text = url.absoluteString
-        let unfragmented = text[..<(text.firstIndex(of: "#") ?? text.endIndex)]
-        guard let mark = unfragmented.firstIndex(of: "?") else {
-            endpoint.path = String(unfragmented)
-            endpoint.query = [:]
-            return endpoint
-        }
-        endpoint.path = String(unfragmented[..<mark])
-        endpoint.query = Parameters.decoding(unfragmented[unfragmented.index(after: mark)...], keepsText: .whenChanged)
+        let (path, query) = URLJoiner.split(url.absoluteString)
+        endpoint.path = String(path)
+        endpoint.query = Parameters.decoding(query ?? "", keepsText: .whenChanged)
         return endpoint
     }
 
@@ -244,11 +238,11 @@ extension Endpoint {
     /// replaced too instead of sent twice.
     fileprivate func setting(_ parameters: [(name: String, value: String)]) -> Self {
         var endpoint = self
-        let unfragmented = path[..<(path.firstIndex(of: "#") ?? path.endIndex)]
-        if let mark = unfragmented.firstIndex(of: "?") {
-            var query = Parameters.decoding(unfragmented[unfragmented.index(after: mark)...])
+        let (path, pathQuery) = URLJoiner.split(self.path)
+        if let pathQuery {
+            var query = Parameters.decoding(pathQuery)
             query.append(contentsOf: endpoint.query)
-            endpoint.path = String(unfragmented[..<mark])
+            endpoint.path = String(path)
             endpoint.query = query
         }
         for (name, value) in parameters { endpoint.query[name] = value }

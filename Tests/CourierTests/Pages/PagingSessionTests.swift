@@ -9,28 +9,16 @@ import Testing
     typealias OrderList = ListBackend.OrderList
     static let byPage = Paging<OrderList, Order>.pageNumber(size: ListBackend.size)
 
-    final class Logins: @unchecked Sendable {
-        private let lock = NSLock()
-        private var count = 0
-        func next() -> Int {
-            lock.withLock {
-                count += 1
-                return count
-            }
-        }
-        var total: Int { lock.withLock { count } }
-    }
-
-    static func signedIn(_ logins: Logins? = nil) -> Session {
+    static func signedIn(_ logins: Counter? = nil) -> Session {
         Session(
             store: InMemoryTokenStore(credential: Credential(accessToken: "ann-1", userID: "ann")),
             logInCodes: [99], askUserCodes: [500],
-            logIn: { _ in Credential(accessToken: "ann-\((logins?.next() ?? 0) + 1)", userID: "ann") })
+            logIn: { _ in Credential(accessToken: "ann-\((logins?.increment() ?? 0) + 1)", userID: "ann") })
     }
 
     @Test("a 99 on page 3 logs in again once, then page 3 is asked for again and the walk goes on")
     func reLoginInTheMiddle() async throws {
-        let logins = Logins()
+        let logins = Counter()
         let session = Self.signedIn(logins)
         let backend = try ListBackend { $0.session = session }
         defer { backend.server.stop() }
@@ -40,7 +28,7 @@ import Testing
             ids.append(order.id)
         }
         #expect(ids == Array(1...ListBackend.count))
-        #expect(logins.total == 1)
+        #expect(logins.current == 1)
         #expect(backend.pagesAsked == [1, 2, 3, 3] + Array(4...ListBackend.pages))
         let tokens = backend.requests.map { $0.headers["token"] ?? "-" }
         #expect(tokens == ["ann-1", "ann-1", "ann-1"] + Array(repeating: "ann-2", count: 8))
