@@ -54,6 +54,10 @@ extension NetworkClient {
         /// lines and their `curl` commands. Default ``Redactor/standard``; add your backend's
         /// secret names with ``Redactor/adding(_:)``.
         public var redactor: Redactor
+        /// How many of the latest exchanges the client keeps, their secrets hidden, for
+        /// ``NetworkClient/recentTraffic()`` (a bug report's HTTP archive). Default 0: none is
+        /// kept, and nothing is spent on keeping them.
+        public var keptExchanges: Int
 
         /// Creates a configuration.
         /// - Parameters:
@@ -87,6 +91,7 @@ extension NetworkClient {
             self.reachabilityPolicy = .failFast
             self.maximumResponseBodySize = 64 << 20
             self.redactor = .standard
+            self.keptExchanges = 0
         }
 
         /// The transport a client uses when its configuration sets none: on Linux a

@@ -23,6 +23,8 @@ public actor NetworkClient {
     /// The configuration's session, or one nobody signs in to.
     nonisolated let session: Session
 
+    /// The latest exchanges, when the configuration keeps them.
+    nonisolated let trafficLog: TrafficLog?
     private nonisolated let inFlight = InFlightRegistry()
     private nonisolated let shared = SharedTransfers()
 
@@ -32,10 +34,13 @@ public actor NetworkClient {
     public init(configuration: Configuration) {
         self.configuration = configuration
         self.session = configuration.session ?? .signedOut()
+        let transport = configuration.transport ?? Configuration.defaultTransport()
+        let log = configuration.keptExchanges > 0 ? TrafficLog(capacity: configuration.keptExchanges) : nil
+        self.trafficLog = log
         self.chain = InterceptorChain(
             interceptors: (configuration.session.map { [SessionLayer(session: $0)] } ?? [])
                 + configuration.interceptors,
-            transport: configuration.transport ?? Configuration.defaultTransport())
+            transport: log.map { ArchivingTransport(inner: transport, log: $0) } ?? transport)
         self.encoder = configuration.encoder.copy()
         self.base = URLJoiner.Base(configuration.baseURL)
         self.decodingContext = DecodingContext(
@@ -232,6 +237,7 @@ public actor NetworkClient {
         var request = try endpoint.makeRequest(base: base, encoder: encoder, defaultTimeout: configuration.timeout)
         request.maximumResponseBodySize = endpoint.maximumResponseBodySize ?? configuration.maximumResponseBodySize
         request.redactor = configuration.redactor
+        request.notes.call = ExchangeNotes.nextCall()
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(
                 request, redactor: configuration.redactor)

@@ -37,6 +37,19 @@ public struct HTTPRequest: Sendable {
     /// a transport that can streams a 2xx answer into a channel (see ``StreamRequest``); one
     /// that cannot returns it whole, which the client hands on as one piece.
     var streaming: StreamRequest?
+    /// What the layers tell a recorder of traffic: the call this attempt belongs to, the
+    /// secret values they added and the parameters that change on every attempt.
+    package var notes = ExchangeNotes()
+
+    /// The sending client's redactor, for a recorder of traffic.
+    package var clientRedactor: Redactor { redactor }
+
+    /// This request asking for its answer whole, for a recorder that keeps bodies whole.
+    package func askingForWholeAnswer() -> HTTPRequest {
+        var request = self
+        request.streaming = nil
+        return request
+    }
 
     /// Creates a request.
     /// - Parameters:

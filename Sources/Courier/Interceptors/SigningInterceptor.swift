@@ -231,14 +231,20 @@ public struct SigningInterceptor: Interceptor {
             let canonical = CanonicalRequest(
                 request, version: algorithm.canonicalForm, excluding: signatureName, timestamp: timestamp, nonce: nonce,
                 fileHash: fileHash)
-            request.setLastParameter(named: signatureName, to: try signature(of: canonical))
+            let signature = try signature(of: canonical)
+            request.setLastParameter(named: signatureName, to: signature)
+            request.notes.secretValues.append(signature)
+            request.notes.volatileNames += [timestampName, nonceName, signatureName]
         case .headers(let signatureName, let timestampName, let nonceName):
             let canonical = CanonicalRequest(
                 request, version: algorithm.canonicalForm, excluding: nil, timestamp: timestamp, nonce: nonce,
                 fileHash: fileHash)
             request.headers[timestampName] = timestamp
             request.headers[nonceName] = nonce
-            request.headers[signatureName] = try signature(of: canonical)
+            let signature = try signature(of: canonical)
+            request.headers[signatureName] = signature
+            request.notes.secretValues.append(signature)
+            request.notes.volatileNames += [timestampName, nonceName, signatureName]
         }
         return request
     }

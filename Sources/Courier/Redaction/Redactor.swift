@@ -144,6 +144,20 @@ public struct Redactor: Sendable, Hashable {
         return Self.cut(redacted, limit: limit, total: body.count, unit: "bytes", cut: body.count > shown.count)
     }
 
+    /// A body as text with its secrets hidden, read as ``redact(body:contentType:limit:)``
+    /// reads it, but whole: for an archive that must keep every byte that is not secret.
+    func redactedWhole(body: Data, contentType: String?) -> String {
+        let bytes = Array(body)
+        let pass = RedactionPass(names: SecretNames(names))
+        let redacted: [UInt8]?
+        switch BodyKind(contentType: contentType) {
+        case .form: redacted = pass.form(bytes[...], depth: 0)
+        case .multipart(let boundary): redacted = pass.multipart(bytes, boundary: boundary)
+        case .other: redacted = pass.value(bytes[...], depth: 0)
+        }
+        return String(decoding: redacted ?? bytes, as: UTF8.self)
+    }
+
     /// Free text, such as a message or an error's description, with the secrets it holds
     /// hidden: JSON keys and strings, URLs, `name=value` and `name: value` pairs.
     /// - Parameters:

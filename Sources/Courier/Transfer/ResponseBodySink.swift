@@ -245,3 +245,22 @@ extension HTTPHeaders {
         return length
     }
 }
+
+extension HTTPResponse {
+    /// An answer a transport made without the wire (a recording's), delivered as a transport
+    /// delivers one: a successful download written to the request's file, and the request's
+    /// size limits kept.
+    /// - Throws: ``NetworkError/Code/responseTooLarge`` past a limit,
+    ///   ``NetworkError/Code/fileSystem`` when the file cannot be written.
+    package static func delivered(status: Int, headers: HTTPHeaders, body: Data, for request: HTTPRequest)
+        throws(NetworkError) -> HTTPResponse
+    {
+        let sink = ResponseBodySink(for: request, decodesContent: true)
+        try sink.begin(status: status, headers: headers)
+        if !body.isEmpty { try sink.append(body) }
+        let (kept, file) = try sink.finish()
+        var response = HTTPResponse(status: status, headers: headers, body: kept, url: try? request.wireURL())
+        response.bodyFile = file
+        return response
+    }
+}

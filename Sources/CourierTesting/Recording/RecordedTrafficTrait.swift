@@ -1,0 +1,94 @@
+#if canImport(Testing)
+    import Courier
+    import Foundation
+    import Testing
+
+    /// A Swift Testing trait that gives each test its own recording, named after the test:
+    /// `Recordings/<test file>/<test function>.har` beside the test's source file, or in a
+    /// folder you name. The test makes its transport with
+    /// ``RecordingTransport/forCurrentTest(wrapping:mode:volatile:redactor:)``.
+    ///
+    /// ```swift
+    /// @Test(.recordedTraffic) func ordersLoad() async throws {
+    ///     let transport = try RecordingTransport.forCurrentTest(wrapping: NetworkClient.Configuration.defaultTransport())
+    ///     let client = NetworkClient(configuration: .init(baseURL: backend, transport: transport))
+    ///     let orders = try await client.send(.orders(page: 1))
+    ///     #expect(!orders.isEmpty)
+    /// }
+    /// ```
+    ///
+    /// On a suite it applies to every test in it. The arguments of a parameterized test share
+    /// the test's one recording.
+    public struct RecordedTrafficTrait: TestTrait, SuiteTrait, TestScoping {
+        /// The folder recordings go in; `nil` for `Recordings` beside the test's source file.
+        public let directory: URL?
+
+        /// Applies to every test of a suite it marks.
+        public var isRecursive: Bool { true }
+
+        /// Runs the test with its recording's file known to
+        /// ``RecordingTransport/forCurrentTest(wrapping:mode:volatile:redactor:)``.
+        /// - Parameters:
+        ///   - test: The test.
+        ///   - testCase: The test's case.
+        ///   - function: Runs the test.
+        public func provideScope(
+            for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+        ) async throws {
+            guard !test.isSuite else { return try await function() }
+            try await RecordingTransport.$currentTestFile.withValue(file(for: test)) { try await function() }
+        }
+
+        /// `<folder>/<test file>/<test function>.har`.
+        func file(for test: Test) -> URL {
+            let source = URL(fileURLWithPath: test.sourceLocation.filePath)
+            let folder = directory ?? source.deletingLastPathComponent().appendingPathComponent("Recordings")
+            return folder.appendingPathComponent(source.deletingPathExtension().lastPathComponent)
+                .appendingPathComponent(Self.fileName(test.name) + ".har")
+        }
+
+        /// A test's name as a file name: `ordersLoad()` is `ordersLoad`; what a file name cannot
+        /// hold becomes `_`.
+        static func fileName(_ name: String) -> String {
+            let base = name.hasSuffix("()") ? String(name.dropLast(2)) : name
+            let kept = base.unicodeScalars.map { scalar -> Character in
+                CharacterSet.alphanumerics.contains(scalar) || scalar == "-" || scalar == "_" ? Character(scalar) : "_"
+            }
+            return kept.isEmpty ? "test" : String(kept)
+        }
+    }
+
+    extension Trait where Self == RecordedTrafficTrait {
+        /// Gives each test its own recording in `Recordings` beside its source file.
+        public static var recordedTraffic: Self { RecordedTrafficTrait(directory: nil) }
+
+        /// Gives each test its own recording in `directory`.
+        /// - Parameter directory: The folder the recordings go in.
+        /// - Returns: The trait.
+        public static func recordedTraffic(in directory: URL) -> Self { RecordedTrafficTrait(directory: directory) }
+    }
+#endif
+
+extension RecordingTransport {
+    /// The recording of the test running now, set by the `.recordedTraffic` trait.
+    @TaskLocal static var currentTestFile: URL?
+
+    /// A transport over the recording of the test running now (see `RecordedTrafficTrait`).
+    /// - Parameters:
+    ///   - inner: The transport that reaches the backend when recording.
+    ///   - mode: What to do with requests; `nil` reads `COURIER_RECORDING`, and replays without it.
+    ///   - volatile: Parameters and JSON fields left out when matching.
+    ///   - redactor: Names hidden in the recording beyond the client's redactor's.
+    /// - Returns: The transport.
+    /// - Throws: ``NetworkError/Code/invalidRequest`` outside a test with the trait, and what
+    ///   ``init(file:mode:wrapping:volatile:redactor:)`` throws.
+    public static func forCurrentTest(
+        wrapping inner: (any Transport)? = nil, mode: RecordingMode? = nil, volatile: VolatileParts = .none,
+        redactor: Redactor = .standard
+    ) throws(NetworkError) -> RecordingTransport {
+        guard let file = currentTestFile else {
+            throw NetworkError(.invalidRequest, "Only a test marked with the .recordedTraffic trait has a recording.")
+        }
+        return try RecordingTransport(file: file, mode: mode, wrapping: inner, volatile: volatile, redactor: redactor)
+    }
+}

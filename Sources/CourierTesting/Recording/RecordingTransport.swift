@@ -1,0 +1,250 @@
+import Courier
+import Foundation
+
+/// A transport that records a backend's answers into an HTTP archive (HAR 1.2) and replays
+/// them in later runs, offline and fast.
+///
+/// ```swift
+/// let transport = try RecordingTransport(
+///     file: recordings.appending(path: "orders.har"), wrapping: NetworkClient.Configuration.defaultTransport())
+/// let client = NetworkClient(configuration: .init(baseURL: backend, transport: transport))
+/// ```
+///
+/// In ``RecordingMode/replay`` (the default, unless `COURIER_RECORDING` says otherwise) it
+/// sends nothing: each request is answered by the first recorded exchange that matches it and
+/// has not answered yet, so identical requests get their answers in recorded order (GET, PUT,
+/// GET on one URL sees the change). A request that matches none fails with
+/// ``NetworkError/Code/transport`` and a diff against the closest recorded request. Run once
+/// with `COURIER_RECORDING=missing` (or `all`) and a backend to record.
+///
+/// What is recorded is what went on the wire, after every layer: the token, the signature and
+/// the common parameters included. Secrets are hidden before anything is written, by the
+/// client's ``NetworkClient/Configuration/redactor`` and `redactor`: secret header fields,
+/// query and form pairs, JSON fields in request and response bodies, the URL's user name and
+/// password, and the token and signature values wherever they appear. A request is matched on
+/// the same redacted form (method, URL path, query pairs, body; JSON as values, forms as pairs,
+/// multipart without its boundary), so a hidden secret never breaks the match, and values that
+/// change on every call (the signing layer's timestamp and nonce, and ``VolatileParts``) are
+/// left out. Only the last attempt of a retried request is kept.
+///
+/// Each transport has its own recording and no global state, so tests that replay run in
+/// parallel. A recording is written whole, atomically, after each exchange recorded. A body
+/// read as a stream is recorded and replayed whole.
+///
+/// `@unchecked Sendable`: `slots` is guarded by `lock`.
+public final class RecordingTransport: Transport, @unchecked Sendable {
+    /// The recording's file.
+    public let file: URL
+    /// What the transport does with a request.
+    public let mode: RecordingMode
+    private let inner: (any Transport)?
+    private let volatile: VolatileParts
+    private let redactor: Redactor
+    private let lock = NSLock()
+    private var slots: [Slot]
+
+    /// One recorded exchange and what replay knows of it.
+    private struct Slot {
+        var entry: HTTPArchive.Entry
+        /// The call it was recorded for in this run, so a later attempt of the call replaces it.
+        var call: UInt64?
+        var used = false
+        let method: String
+        let path: String
+        /// Its request as matched, for the volatile names it was last read with.
+        var key: (names: Set<String>, request: RecordedRequest)?
+
+        init(_ entry: HTTPArchive.Entry, call: UInt64? = nil) {
+            self.entry = entry
+            self.call = call
+            method = entry.request.method.uppercased()
+            path = RecordedRequest.path(of: entry.request.url)
+        }
+    }
+
+    /// Creates a transport over a recording.
+    /// - Parameters:
+    ///   - file: The recording (a `.har` file); it need not exist until something is recorded.
+    ///   - mode: What to do with requests; `nil` reads `COURIER_RECORDING`, and replays
+    ///     without it.
+    ///   - inner: The transport that reaches the backend when recording; `nil` for replay only.
+    ///   - volatile: Parameters and JSON fields left out when matching, beyond the signing
+    ///     layer's.
+    ///   - redactor: Names hidden in the recording beyond the client's redactor's.
+    /// - Throws: ``NetworkError/Code/decodingFailed`` when the file is not a HAR archive,
+    ///   ``NetworkError/Code/fileSystem`` when it cannot be read,
+    ///   ``NetworkError/Code/invalidRequest`` when `COURIER_RECORDING` names no mode.
+    public init(
+        file: URL, mode: RecordingMode? = nil, wrapping inner: (any Transport)? = nil,
+        volatile: VolatileParts = .none, redactor: Redactor = .standard
+    ) throws(NetworkError) {
+        self.file = file
+        if let mode { self.mode = mode } else { self.mode = try RecordingMode.fromEnvironment() }
+        self.inner = inner
+        self.volatile = volatile
+        self.redactor = redactor
+        guard self.mode != .recordAll, FileManager.default.fileExists(atPath: file.path) else {
+            slots = []
+            return
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            throw NetworkError(
+                .fileSystem, "The recording \(file.lastPathComponent) cannot be read.", underlying: error)
+        }
+        let archive = try HTTPArchive(jsonData: data)
+        slots = archive.entries.map { Slot($0) }
+    }
+
+    /// The exchanges recorded, in order: those read from the file and those recorded since.
+    public var archive: HTTPArchive { lock.withLock { HTTPArchive(entries: slots.map(\.entry)) } }
+
+    /// How many recorded exchanges have answered a request.
+    public var replayedCount: Int { lock.withLock { slots.count { $0.used } } }
+
+    /// Answers from the recording, or sends and records, as ``mode`` says.
+    /// - Parameter request: The request.
+    /// - Returns: The recorded or received answer.
+    /// - Throws: ``NetworkError``: ``NetworkError/Code/transport`` with a diff for a request the
+    ///   recording does not hold in replay mode, ``NetworkError/Code/cancelled``,
+    ///   ``NetworkError/Code/invalidRequest`` for a request that cannot go on the wire, and
+    ///   whatever the wrapped transport throws.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard !Task.isCancelled else {
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
+        }
+        try request.checkWireSafety()
+        let body = try await Self.bodyBytes(of: request)
+        let redactor = Redactor(names: request.clientRedactor.names.union(self.redactor.names))
+        if mode != .recordAll {
+            let archived = HTTPArchive.Request(archiving: request, body: body, redactor: redactor)
+            let names = { [volatile] path in volatile.names(onPath: path, adding: request.notes.volatileNames) }
+            switch lock.withLock({ take(RecordedRequest(archived, volatile: names), names: names) }) {
+            case .success(let entry): return try answer(entry, to: request)
+            case .failure(let unmatched) where mode == .replay: throw unmatched
+            case .failure: break
+            }
+        }
+        guard let inner else {
+            throw NetworkError(
+                .invalidRequest, "\(mode.rawValue) mode needs a transport to record with (`wrapping:`).")
+        }
+        let started = Date()
+        let clock = ContinuousClock.now
+        let response = try await inner.send(request.askingForWholeAnswer())
+        let entry = HTTPArchive.Entry(
+            request: request, body: body, response: response, startedAt: started, duration: clock.duration(to: .now),
+            redactor: redactor)
+        let failure = lock.withLock { () -> NetworkError? in
+            // A later attempt of the same call (a retry, a replay after a new login) replaces it.
+            if request.notes.call != 0 { slots.removeAll { $0.call == request.notes.call } }
+            slots.append(Slot(entry, call: request.notes.call))
+            do throws(NetworkError) {
+                try save()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+        return response
+    }
+
+    /// The first unused exchange that matches `request`, now used; or the error that says
+    /// what the closest one differs in.
+    private func take(_ request: RecordedRequest, names: (String) -> Set<String>) -> Result<
+        HTTPArchive.Entry, NetworkError
+    > {
+        var closest: (index: Int, likeness: Int, request: RecordedRequest)?
+        for index in slots.indices {
+            let recorded = key(of: index, names: names)
+            if !slots[index].used, slots[index].method == request.method, slots[index].path == request.path,
+                recorded == request
+            {
+                slots[index].used = true
+                return .success(slots[index].entry)
+            }
+            let likeness = recorded.likeness(to: request)
+            if likeness > closest?.likeness ?? -1 { closest = (index, likeness, recorded) }
+        }
+        var lines = ["No recorded exchange in \(file.lastPathComponent) answers \(request.method) \(request.path)."]
+        if let closest {
+            let differences = request.differences(from: closest.request)
+            if differences.isEmpty {
+                let count = slots.count {
+                    $0.entry.request.method.uppercased() == request.method && $0.path == request.path
+                }
+                lines.append("Every one of the \(count) recorded answers to it was used by an earlier request.")
+            } else {
+                lines.append(
+                    "The closest is exchange \(closest.index + 1), \(closest.request.method) \(closest.request.path):")
+                lines += differences.map { "  " + $0 }
+            }
+        } else {
+            lines.append("The recording holds no exchange.")
+        }
+        lines.append("Record it with \(RecordingMode.environmentVariable)=missing and a backend.")
+        return .failure(NetworkError(.transport, lines.joined(separator: "\n")))
+    }
+
+    /// Slot `index`'s request as matched with the volatile names `names` gives.
+    private func key(of index: Int, names: (String) -> Set<String>) -> RecordedRequest {
+        let wanted = names(slots[index].path)
+        if let key = slots[index].key, key.names == wanted { return key.request }
+        let request = RecordedRequest(slots[index].entry.request) { _ in wanted }
+        slots[index].key = (wanted, request)
+        return request
+    }
+
+    /// The recorded answer, delivered as a transport delivers one.
+    private func answer(_ entry: HTTPArchive.Entry, to request: HTTPRequest) throws(NetworkError) -> HTTPResponse {
+        guard entry.response.status != 0 else {
+            throw NetworkError(.transport, entry.comment ?? "The recorded exchange failed without an answer.")
+        }
+        guard let body = entry.response.content.bytes else {
+            throw NetworkError(.decodingFailed, "A recorded body in \(file.lastPathComponent) is not valid base64.")
+        }
+        // The body is kept decoded, and perhaps redacted: its framing fields no longer describe it.
+        let framing: Set<String> = ["content-length", "content-encoding", "transfer-encoding"]
+        let headers = HTTPHeaders(
+            entry.response.headers.filter { !framing.contains($0.name.lowercased()) }.map {
+                HTTPHeaders.Field(name: $0.name, value: $0.value)
+            })
+        return try HTTPResponse.delivered(status: entry.response.status, headers: headers, body: body, for: request)
+    }
+
+    /// Writes the recording whole, atomically.
+    private func save() throws(NetworkError) {
+        do {
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try HTTPArchive(entries: slots.map(\.entry)).jsonData().write(to: file, options: .atomic)
+        } catch {
+            throw NetworkError(
+                .fileSystem, "The recording \(file.lastPathComponent) cannot be written.", underlying: error)
+        }
+    }
+
+    /// The bytes of a request's body as they go on the wire: a file's and a multipart form's
+    /// read here (the form's boundary is its own, so the wrapped transport sends the same bytes).
+    private static func bodyBytes(of request: HTTPRequest) async throws(NetworkError) -> HTTPArchive.SentBody? {
+        switch request.body {
+        case .none, .form, .json, .data: return nil
+        case .file, .multipart:
+            let prepared = try await request.body.prepare()
+            defer { prepared.discard() }
+            switch prepared.content {
+            case .none: return .init(bytes: Data(), contentType: prepared.contentType)
+            case .data(let data): return .init(bytes: data, contentType: prepared.contentType)
+            case .file(let url, _):
+                do {
+                    return .init(bytes: try Data(contentsOf: url), contentType: prepared.contentType)
+                } catch {
+                    throw NetworkError(.invalidRequest, "The body's file cannot be read.", underlying: error)
+                }
+            }
+        }
+    }
+}
