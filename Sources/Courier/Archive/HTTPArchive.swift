@@ -274,6 +274,18 @@ extension HTTPArchive {
         public var encoding: String?
         /// A note, such as why the body is not here.
         public var comment: String?
+        /// For a body read as a stream, the pieces it arrived in, in order; their sizes add up
+        /// to the body's. Not in HAR 1.2: a custom field, `_chunks`.
+        public var chunks: [Chunk]?
+        /// For a stream that failed after its head, what ended it. A custom field,
+        /// `_streamError`.
+        public var streamError: String?
+
+        enum CodingKeys: String, CodingKey {
+            case size, mimeType, text, encoding, comment
+            case chunks = "_chunks"
+            case streamError = "_streamError"
+        }
 
         /// Creates a body.
         /// - Parameters:
@@ -289,6 +301,23 @@ extension HTTPArchive {
 
         /// The body's bytes: empty without a text, `nil` when its base64 is broken.
         public var bytes: Data? { text.map { ArchiveText.decode($0, encoding: encoding) } ?? Data() }
+    }
+
+    /// One piece of a body read as a stream.
+    public struct Chunk: Sendable, Hashable, Codable {
+        /// When it arrived, in milliseconds after the answer's head.
+        public var time: Double
+        /// Its size in bytes.
+        public var size: Int
+
+        /// Creates a piece.
+        /// - Parameters:
+        ///   - time: When it arrived, in milliseconds after the head.
+        ///   - size: Its size in bytes.
+        public init(time: Double, size: Int) {
+            self.time = time
+            self.size = size
+        }
     }
 
     /// What the cache did; Courier leaves it empty.

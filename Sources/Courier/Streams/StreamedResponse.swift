@@ -95,6 +95,8 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         private var onEnd: (@Sendable () -> Void)?
         private var ended = false
         private var claimed = false
+        /// Who is told of each piece read and of the end (a recorder of traffic), once each.
+        private var observer: (@Sendable (StreamEvent) -> Void)?
 
         init(_ channel: ByteChannel) {
             self.channel = channel
@@ -118,20 +120,32 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         }
 
         deinit {
-            channel.cancel(NetworkError(.cancelled, "The stream was dropped before its end."))
+            let dropped = NetworkError(.cancelled, "The stream was dropped before its end.")
+            channel.cancel(dropped)
+            report(.end(dropped))
             end()
+        }
+
+        /// Tells `observer` of each piece read from now on, and of the end.
+        func observe(_ observer: @escaping @Sendable (StreamEvent) -> Void) {
+            lock.withLock { self.observer = observer }
         }
 
         func next() async throws(NetworkError) -> Data? {
             do {
                 guard let piece = try await channel.next() else {
+                    report(.end(nil))
                     end()
                     return nil
                 }
+                report(.piece(piece))
                 return piece
             } catch {
                 // A copied iterator refused while the first waits leaves the body to it.
-                if channel.isEnded { end() }
+                if channel.isEnded {
+                    report(.end(error))
+                    end()
+                }
                 throw error
             }
         }
@@ -139,7 +153,17 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         /// Stops the transfer and ends the body with `error`.
         func cancel(_ error: NetworkError) {
             channel.cancel(error)
+            report(.end(error))
             end()
+        }
+
+        private func report(_ event: StreamEvent) {
+            let observer = lock.withLock {
+                let observer = self.observer
+                if case .end = event { self.observer = nil }
+                return observer
+            }
+            observer?(event)
         }
 
         private func end() {

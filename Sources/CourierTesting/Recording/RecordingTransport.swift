@@ -28,10 +28,14 @@ import Foundation
 /// left out. Only the last attempt of a retried request is kept.
 ///
 /// Each transport has its own recording and no global state, so tests that replay run in
-/// parallel. A recording is written whole, atomically, after each exchange recorded. A body
-/// read as a stream is recorded and replayed whole.
+/// parallel. A recording is written whole, atomically, after each exchange recorded.
 ///
-/// `@unchecked Sendable`: `slots` is guarded by `lock`.
+/// A body read as a stream (``NetworkClient/stream(_:options:)``, server-sent events) is
+/// recorded as its reader takes it, with the moment each piece arrived, and kept when it ends
+/// (a reader that stops early keeps what it read). It is replayed as a stream, as fast as the
+/// reader takes it or at the recorded pace (``StreamReplay``), ending as the recorded one did.
+///
+/// `@unchecked Sendable`: `slots` and `unsaved` are guarded by `lock`.
 public final class RecordingTransport: Transport, @unchecked Sendable {
     /// The recording's file.
     public let file: URL
@@ -41,7 +45,10 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     private let volatile: VolatileParts
     private let redactor: Redactor
     private let lock = NSLock()
+    private let streamReplay: StreamReplay
     private var slots: [Slot]
+    /// Why a stream recorded earlier could not be written, until a request is told.
+    private var unsaved: NetworkError?
 
     /// One recorded exchange and what replay knows of it.
     private struct Slot {
@@ -71,14 +78,16 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     ///   - volatile: Parameters and JSON fields left out when matching, beyond the signing
     ///     layer's.
     ///   - redactor: Names hidden in the recording beyond the client's redactor's.
+    ///   - streamReplay: How a recorded stream is played back.
     /// - Throws: ``NetworkError/Code/decodingFailed`` when the file is not a HAR archive,
     ///   ``NetworkError/Code/fileSystem`` when it cannot be read,
     ///   ``NetworkError/Code/invalidRequest`` when `COURIER_RECORDING` names no mode.
     public init(
         file: URL, mode: RecordingMode? = nil, wrapping inner: (any Transport)? = nil,
-        volatile: VolatileParts = .none, redactor: Redactor = .standard
+        volatile: VolatileParts = .none, redactor: Redactor = .standard, streamReplay: StreamReplay = .asFastAsPossible
     ) throws(NetworkError) {
         self.file = file
+        self.streamReplay = streamReplay
         if let mode { self.mode = mode } else { self.mode = try RecordingMode.fromEnvironment() }
         self.inner = inner
         self.volatile = volatile
@@ -116,6 +125,8 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
         }
         try request.checkWireSafety()
+        // A stream recorded after its request returned could not say that it was not written.
+        if let unsaved = lock.withLock({ unsaved }) { throw unsaved }
         let body = try await Self.bodyBytes(of: request)
         let redactor = Redactor(names: request.clientRedactor.names.union(self.redactor.names))
         if mode != .recordAll {
@@ -133,14 +144,48 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         }
         let started = Date()
         let clock = ContinuousClock.now
-        let response = try await inner.send(request.askingForWholeAnswer())
-        let entry = HTTPArchive.Entry(
-            request: request, body: body, response: response, startedAt: started, duration: clock.duration(to: .now),
-            redactor: redactor)
+        let response = try await inner.send(request)
+        let head = clock.duration(to: .now)
+        guard response.isStreamed else {
+            try keep(
+                HTTPArchive.Entry(
+                    request: request, body: body, response: response, startedAt: started, duration: head,
+                    redactor: redactor), call: request.notes.call)
+            return response
+        }
+        // A streamed body is recorded as its reader takes it, and kept when it ends.
+        let pieces = StreamPieces()
+        response.observingStream { [self] event in
+            switch event {
+            case .piece(let bytes): pieces.add(bytes, at: clock.duration(to: .now) - head)
+            case .end(let error):
+                let (whole, arrivals) = pieces.taken()
+                var entry = HTTPArchive.Entry(
+                    request: request, body: body, response: response.withWholeBody(whole), startedAt: started,
+                    duration: clock.duration(to: .now), redactor: redactor)
+                let kept = entry.response.content.bytes?.count ?? 0
+                entry.response.content.chunks = StreamPieces.chunks(arrivals, total: kept)
+                if let error, error.code == .cancelled {
+                    entry.comment = "The reader stopped after \(arrivals.count) pieces."
+                } else if let error {
+                    entry.response.content.streamError = error.message
+                }
+                do throws(NetworkError) {
+                    try keep(entry, call: request.notes.call)
+                } catch {
+                    lock.withLock { unsaved = error }
+                }
+            }
+        }
+        return response
+    }
+
+    /// Adds a recorded exchange and writes the recording: a later attempt of the same call (a
+    /// retry, a replay after a new login) replaces the earlier one.
+    private func keep(_ entry: HTTPArchive.Entry, call: UInt64) throws(NetworkError) {
         let failure = lock.withLock { () -> NetworkError? in
-            // A later attempt of the same call (a retry, a replay after a new login) replaces it.
-            if request.notes.call != 0 { slots.removeAll { $0.call == request.notes.call } }
-            slots.append(Slot(entry, call: request.notes.call))
+            if call != 0 { slots.removeAll { $0.call == call } }
+            slots.append(Slot(entry, call: call))
             do throws(NetworkError) {
                 try save()
                 return nil
@@ -149,7 +194,6 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
             }
         }
         if let failure { throw failure }
-        return response
     }
 
     /// The first unused exchange that matches `request`, now used; or the error that says
@@ -212,6 +256,15 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
             entry.response.headers.filter { !framing.contains($0.name.lowercased()) }.map {
                 HTTPHeaders.Field(name: $0.name, value: $0.value)
             })
+        let content = entry.response.content
+        if request.asksForStream, let chunks = content.chunks,
+            let stream = HTTPResponse.replayedStream(
+                status: entry.response.status, headers: headers, pieces: StreamPieces.split(body, chunks),
+                realTime: streamReplay == .realTime, failure: content.streamError.map { NetworkError(.transport, $0) },
+                for: request)
+        {
+            return stream
+        }
         return try HTTPResponse.delivered(status: entry.response.status, headers: headers, body: body, for: request)
     }
 
