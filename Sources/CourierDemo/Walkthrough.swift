@@ -89,6 +89,7 @@ struct Walkthrough {
         await caching()
         await streams()
         await pages()
+        await recording()
         print("\nDone. The server received \(server.requests.count) requests.")
     }
 

@@ -6,7 +6,7 @@
     /// A Swift Testing trait that gives each test its own recording, named after the test:
     /// `Recordings/<test file>/<test function>.har` beside the test's source file, or in a
     /// folder you name. The test makes its transport with
-    /// ``RecordingTransport/forCurrentTest(wrapping:mode:volatile:redactor:)``.
+    /// ``RecordingTransport/forCurrentTest(wrapping:mode:volatile:redactor:streamReplay:)``.
     ///
     /// ```swift
     /// @Test(.recordedTraffic) func ordersLoad() async throws {
@@ -27,7 +27,7 @@
         public var isRecursive: Bool { true }
 
         /// Runs the test with its recording's file known to
-        /// ``RecordingTransport/forCurrentTest(wrapping:mode:volatile:redactor:)``.
+        /// ``RecordingTransport/forCurrentTest(wrapping:mode:volatile:redactor:streamReplay:)``.
         /// - Parameters:
         ///   - test: The test.
         ///   - testCase: The test's case.
@@ -79,16 +79,18 @@ extension RecordingTransport {
     ///   - mode: What to do with requests; `nil` reads `COURIER_RECORDING`, and replays without it.
     ///   - volatile: Parameters and JSON fields left out when matching.
     ///   - redactor: Names hidden in the recording beyond the client's redactor's.
+    ///   - streamReplay: How a recorded stream is played back.
     /// - Returns: The transport.
-    /// - Throws: ``NetworkError/Code/invalidRequest`` outside a test with the trait, and what
-    ///   ``init(file:mode:wrapping:volatile:redactor:)`` throws.
+    /// - Throws: `NetworkError.Code.invalidRequest` outside a test with the trait, and what
+    ///   ``RecordingTransport/init(file:mode:wrapping:volatile:redactor:streamReplay:)`` throws.
     public static func forCurrentTest(
         wrapping inner: (any Transport)? = nil, mode: RecordingMode? = nil, volatile: VolatileParts = .none,
-        redactor: Redactor = .standard
+        redactor: Redactor = .standard, streamReplay: StreamReplay = .asFastAsPossible
     ) throws(NetworkError) -> RecordingTransport {
         guard let file = currentTestFile else {
             throw NetworkError(.invalidRequest, "Only a test marked with the .recordedTraffic trait has a recording.")
         }
-        return try RecordingTransport(file: file, mode: mode, wrapping: inner, volatile: volatile, redactor: redactor)
+        return try RecordingTransport(
+            file: file, mode: mode, wrapping: inner, volatile: volatile, redactor: redactor, streamReplay: streamReplay)
     }
 }

@@ -20,7 +20,7 @@ public enum RecordingMode: String, Sendable, Hashable, CaseIterable {
     ///   - environment: The environment to read; the process's by default.
     ///   - fallback: The mode without the variable.
     /// - Returns: The mode.
-    /// - Throws: ``NetworkError/Code/invalidRequest`` when the variable names no mode.
+    /// - Throws: `NetworkError.Code.invalidRequest` when the variable names no mode.
     public static func fromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment, default fallback: RecordingMode = .replay
     ) throws(NetworkError) -> RecordingMode {

@@ -14,12 +14,12 @@ import Foundation
 /// sends nothing: each request is answered by the first recorded exchange that matches it and
 /// has not answered yet, so identical requests get their answers in recorded order (GET, PUT,
 /// GET on one URL sees the change). A request that matches none fails with
-/// ``NetworkError/Code/transport`` and a diff against the closest recorded request. Run once
+/// `NetworkError.Code.transport` and a diff against the closest recorded request. Run once
 /// with `COURIER_RECORDING=missing` (or `all`) and a backend to record.
 ///
 /// What is recorded is what went on the wire, after every layer: the token, the signature and
 /// the common parameters included. Secrets are hidden before anything is written, by the
-/// client's ``NetworkClient/Configuration/redactor`` and `redactor`: secret header fields,
+/// client's `NetworkClient.Configuration.redactor` and `redactor`: secret header fields,
 /// query and form pairs, JSON fields in request and response bodies, the URL's user name and
 /// password, and the token and signature values wherever they appear. A request is matched on
 /// the same redacted form (method, URL path, query pairs, body; JSON as values, forms as pairs,
@@ -30,7 +30,7 @@ import Foundation
 /// Each transport has its own recording and no global state, so tests that replay run in
 /// parallel. A recording is written whole, atomically, after each exchange recorded.
 ///
-/// A body read as a stream (``NetworkClient/stream(_:options:)``, server-sent events) is
+/// A body read as a stream (`NetworkClient.stream(_:options:)`, server-sent events) is
 /// recorded as its reader takes it, with the moment each piece arrived, and kept when it ends
 /// (a reader that stops early keeps what it read). It is replayed as a stream, as fast as the
 /// reader takes it or at the recorded pace (``StreamReplay``), ending as the recorded one did.
@@ -47,6 +47,9 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     private let lock = NSLock()
     private let streamReplay: StreamReplay
     private var slots: [Slot]
+    /// The slots by their requests as matched, one index for each set of names the signing
+    /// layer declared volatile (see `take(_:extra:names:)`).
+    private var indexes: [Set<String>: [RecordedRequest: [Int]]] = [:]
     /// Why a stream recorded earlier could not be written, until a request is told.
     private var unsaved: NetworkError?
 
@@ -79,9 +82,9 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     ///     layer's.
     ///   - redactor: Names hidden in the recording beyond the client's redactor's.
     ///   - streamReplay: How a recorded stream is played back.
-    /// - Throws: ``NetworkError/Code/decodingFailed`` when the file is not a HAR archive,
-    ///   ``NetworkError/Code/fileSystem`` when it cannot be read,
-    ///   ``NetworkError/Code/invalidRequest`` when `COURIER_RECORDING` names no mode.
+    /// - Throws: `NetworkError.Code.decodingFailed` when the file is not a HAR archive,
+    ///   `NetworkError.Code.fileSystem` when it cannot be read,
+    ///   `NetworkError.Code.invalidRequest` when `COURIER_RECORDING` names no mode.
     public init(
         file: URL, mode: RecordingMode? = nil, wrapping inner: (any Transport)? = nil,
         volatile: VolatileParts = .none, redactor: Redactor = .standard, streamReplay: StreamReplay = .asFastAsPossible
@@ -116,9 +119,9 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     /// Answers from the recording, or sends and records, as ``mode`` says.
     /// - Parameter request: The request.
     /// - Returns: The recorded or received answer.
-    /// - Throws: ``NetworkError``: ``NetworkError/Code/transport`` with a diff for a request the
-    ///   recording does not hold in replay mode, ``NetworkError/Code/cancelled``,
-    ///   ``NetworkError/Code/invalidRequest`` for a request that cannot go on the wire, and
+    /// - Throws: `NetworkError`: `NetworkError.Code.transport` with a diff for a request the
+    ///   recording does not hold in replay mode, `NetworkError.Code.cancelled`,
+    ///   `NetworkError.Code.invalidRequest` for a request that cannot go on the wire, and
     ///   whatever the wrapped transport throws.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard !Task.isCancelled else {
@@ -132,7 +135,8 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         if mode != .recordAll {
             let archived = HTTPArchive.Request(archiving: request, body: body, redactor: redactor)
             let names = { [volatile] path in volatile.names(onPath: path, adding: request.notes.volatileNames) }
-            switch lock.withLock({ take(RecordedRequest(archived, volatile: names), names: names) }) {
+            let sent = RecordedRequest(archived, volatile: names)
+            switch lock.withLock({ take(sent, extra: request.notes.volatileNames, names: names) }) {
             case .success(let entry): return try answer(entry, to: request)
             case .failure(let unmatched) where mode == .replay: throw unmatched
             case .failure: break
@@ -186,6 +190,8 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         let failure = lock.withLock { () -> NetworkError? in
             if call != 0 { slots.removeAll { $0.call == call } }
             slots.append(Slot(entry, call: call))
+            // The slots changed: the indexes are built again when a request is next matched.
+            indexes = [:]
             do throws(NetworkError) {
                 try save()
                 return nil
@@ -198,18 +204,24 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
 
     /// The first unused exchange that matches `request`, now used; or the error that says
     /// what the closest one differs in.
-    private func take(_ request: RecordedRequest, names: (String) -> Set<String>) -> Result<
+    private func take(_ request: RecordedRequest, extra: [String], names: (String) -> Set<String>) -> Result<
         HTTPArchive.Entry, NetworkError
     > {
+        // The slots by their requests as read with these volatile names, built once for them.
+        let indexKey = Set(extra.map { $0.lowercased() })
+        if indexes[indexKey] == nil {
+            var index: [RecordedRequest: [Int]] = [:]
+            for slot in slots.indices { index[key(of: slot, names: names), default: []].append(slot) }
+            indexes[indexKey] = index
+        }
+        if let candidates = indexes[indexKey]?[request], let found = candidates.first(where: { !slots[$0].used }) {
+            slots[found].used = true
+            indexes[indexKey]?[request]?.removeAll { $0 <= found }
+            return .success(slots[found].entry)
+        }
         var closest: (index: Int, likeness: Int, request: RecordedRequest)?
         for index in slots.indices {
             let recorded = key(of: index, names: names)
-            if !slots[index].used, slots[index].method == request.method, slots[index].path == request.path,
-                recorded == request
-            {
-                slots[index].used = true
-                return .success(slots[index].entry)
-            }
             let likeness = recorded.likeness(to: request)
             if likeness > closest?.likeness ?? -1 { closest = (index, likeness, recorded) }
         }
