@@ -7,8 +7,9 @@ package struct ExchangeNotes: Sendable, Hashable {
     /// The call the request belongs to: every attempt of one call (a retry, a replay after a
     /// re-login) has the same number; 0 for a request no client made.
     package var call: UInt64 = 0
-    /// Values the session and signing layers added (a token, a signature), hidden wherever
-    /// they appear in a written exchange, whatever name they are under.
+    /// Values the layers marked as secret (``HTTPRequest/markAsSecret(_:)``: a token, a
+    /// signature), hidden wherever they appear in a written exchange, whatever name they are
+    /// under.
     package var secretValues: [String] = []
     /// Names of parameters and JSON fields whose values change on every attempt (a timestamp,
     /// a nonce), which matching a recorded exchange ignores.

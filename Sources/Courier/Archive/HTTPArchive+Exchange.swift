@@ -47,6 +47,26 @@ extension HTTPArchive.Entry {
             timings: timings)
     }
 
+    /// Notes how a recorded stream ended: a reader that stopped early in ``comment``, a failure
+    /// (its message redacted as the exchange is) in the content's `streamError` and
+    /// `streamErrorCode`.
+    package mutating func recordStreamEnd(_ error: NetworkError?, of request: HTTPRequest, redactor: Redactor) {
+        guard let error else { return }
+        guard error.code != .cancelled else {
+            comment = "The reader stopped after \(response.content.chunks?.count ?? 0) pieces."
+            return
+        }
+        let hiding = ArchiveRedaction(redactor: redactor, secretValues: request.notes.secretValues)
+        response.content.streamError = hiding.text(error.message)
+        response.content.streamErrorCode = error.code.rawValue
+    }
+
+    /// The error a recorded stream ended with, if it failed.
+    package var streamFailure: NetworkError? {
+        guard let message = response.content.streamError else { return nil }
+        return NetworkError(NetworkError.Code(rawValue: response.content.streamErrorCode ?? "transport"), message)
+    }
+
     /// HAR's phases from Courier's timings (each measured from the start), or the whole time as
     /// waiting when the transport measured none.
     static func timings(_ timings: TransferTimings?, total: Duration) -> HTTPArchive.Timings {
@@ -112,55 +132,5 @@ extension HTTPArchive {
             self.bytes = bytes
             self.contentType = contentType
         }
-    }
-}
-
-/// Hides secrets in what an archive keeps: by name with a ``Redactor``, and by value for what the
-/// layers noted as secret.
-struct ArchiveRedaction {
-    let redactor: Redactor
-    /// Known secret values, the longest first (so one that holds another is hidden whole).
-    let secretValues: [String]
-
-    /// A known value this short is hidden only where it is a field's whole value: inside other
-    /// text it could stand for anything.
-    static let shortestHiddenInText = 6
-
-    init(redactor: Redactor, secretValues: [String]) {
-        self.redactor = redactor
-        self.secretValues = Set(secretValues.filter { !$0.isEmpty }).sorted { $0.utf8.count > $1.utf8.count }
-    }
-
-    func url(_ text: String) -> String { hidingValues(redactor.redact(url: text), encoded: true) }
-
-    func field(_ name: String, _ value: String) -> String {
-        if secretValues.contains(value) { return Redactor.placeholder }
-        return hidingValues(redactor.redact(field: name, value: value), encoded: false)
-    }
-
-    func headers(_ headers: HTTPHeaders) -> [HTTPArchive.NameValue] {
-        headers.map { HTTPArchive.NameValue(name: $0.name, value: field($0.name, $0.value)) }
-    }
-
-    /// A body's bytes, redacted as its media type says when it is text; bytes that are not UTF-8
-    /// are kept as they are.
-    func body(_ bytes: Data, contentType: String, limit: Int?) -> Data {
-        let kept = limit.map { bytes.prefix($0) } ?? bytes
-        guard !kept.isEmpty, String(bytes: kept, encoding: .utf8) != nil else { return Data(kept) }
-        let redacted = redactor.redactedWhole(body: kept, contentType: contentType)
-        return Data(hidingValues(redacted, encoded: true).utf8)
-    }
-
-    /// `text` with each known secret value (and, when `encoded`, its percent-encoded form)
-    /// replaced by the placeholder.
-    private func hidingValues(_ text: String, encoded: Bool) -> String {
-        var text = text
-        for value in secretValues where value.utf8.count >= Self.shortestHiddenInText {
-            text = text.replacingOccurrences(of: value, with: Redactor.placeholder)
-            guard encoded else { continue }
-            let escaped = PercentEncoding.encode(value)
-            if escaped != value { text = text.replacingOccurrences(of: escaped, with: Redactor.placeholder) }
-        }
-        return text
     }
 }

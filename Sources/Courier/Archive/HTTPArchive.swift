@@ -277,14 +277,18 @@ extension HTTPArchive {
         /// For a body read as a stream, the pieces it arrived in, in order; their sizes add up
         /// to the body's. Not in HAR 1.2: a custom field, `_chunks`.
         public var chunks: [Chunk]?
-        /// For a stream that failed after its head, what ended it. A custom field,
-        /// `_streamError`.
+        /// For a stream that failed after its head, what ended it, its secrets hidden. A custom
+        /// field, `_streamError`.
         public var streamError: String?
+        /// For a stream that failed after its head, the code of the error that ended it
+        /// (``NetworkError/Code``). A custom field, `_streamErrorCode`.
+        public var streamErrorCode: String?
 
         enum CodingKeys: String, CodingKey {
             case size, mimeType, text, encoding, comment
             case chunks = "_chunks"
             case streamError = "_streamError"
+            case streamErrorCode = "_streamErrorCode"
         }
 
         /// Creates a body.

@@ -52,7 +52,9 @@ struct ArchivingTransport: Transport {
             return response
         } catch {
             var entry = entry(request, HTTPResponse(status: 0), started: started, since: clock)
-            entry.comment = NetworkError.wrapping(error).describing(request, redactor: request.redactor).description
+            let described = NetworkError.wrapping(error).describing(request, redactor: request.redactor).description
+            entry.comment = ArchiveRedaction(redactor: request.redactor, secretValues: request.notes.secretValues)
+                .text(described)
             log.add(entry)
             throw error
         }

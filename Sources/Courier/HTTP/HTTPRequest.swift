@@ -41,6 +41,19 @@ public struct HTTPRequest: Sendable {
     /// secret values they added and the parameters that change on every attempt.
     package var notes = ExchangeNotes()
 
+    /// Marks a value this request carries as secret: a recording of the traffic or a client's
+    /// exported archive (``NetworkClient/recentTraffic()``) hides it wherever it appears (a
+    /// header, the URL, a body; percent-encoded or JSON-escaped too), whatever name it is
+    /// under. The session and signing layers mark the token and the signature they add; a layer
+    /// of your own that adds a credential under a name ``Redactor`` does not know marks it too.
+    /// A value shorter than 6 bytes is hidden only where it is a header's or a query
+    /// parameter's whole value.
+    /// - Parameter value: The secret.
+    public mutating func markAsSecret(_ value: String) {
+        guard !value.isEmpty else { return }
+        notes.secretValues.append(value)
+    }
+
     /// The sending client's redactor, for a recorder of traffic.
     package var clientRedactor: Redactor { redactor }
 

@@ -233,7 +233,7 @@ public struct SigningInterceptor: Interceptor {
                 fileHash: fileHash)
             let signature = try signature(of: canonical)
             request.setLastParameter(named: signatureName, to: signature)
-            request.notes.secretValues.append(signature)
+            request.markAsSecret(signature)
             request.notes.volatileNames += [timestampName, nonceName, signatureName]
         case .headers(let signatureName, let timestampName, let nonceName):
             let canonical = CanonicalRequest(
@@ -243,7 +243,7 @@ public struct SigningInterceptor: Interceptor {
             request.headers[nonceName] = nonce
             let signature = try signature(of: canonical)
             request.headers[signatureName] = signature
-            request.notes.secretValues.append(signature)
+            request.markAsSecret(signature)
             request.notes.volatileNames += [timestampName, nonceName, signatureName]
         }
         return request

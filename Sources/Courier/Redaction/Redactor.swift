@@ -144,18 +144,16 @@ public struct Redactor: Sendable, Hashable {
         return Self.cut(redacted, limit: limit, total: body.count, unit: "bytes", cut: body.count > shown.count)
     }
 
-    /// A body as text with its secrets hidden, read as ``redact(body:contentType:limit:)``
-    /// reads it, but whole: for an archive that must keep every byte that is not secret.
-    func redactedWhole(body: Data, contentType: String?) -> String {
-        let bytes = Array(body)
+    /// A body's bytes with their secrets hidden, read as ``redact(body:contentType:limit:)``
+    /// reads them, but whole and as bytes (also when they are not all UTF-8): for an archive
+    /// that must keep every byte that is not secret.
+    func redactedWhole(body bytes: [UInt8], contentType: String?) -> [UInt8] {
         let pass = RedactionPass(names: SecretNames(names))
-        let redacted: [UInt8]?
         switch BodyKind(contentType: contentType) {
-        case .form: redacted = pass.form(bytes[...], depth: 0)
-        case .multipart(let boundary): redacted = pass.multipart(bytes, boundary: boundary)
-        case .other: redacted = pass.value(bytes[...], depth: 0)
+        case .form: return pass.form(bytes[...], depth: 0) ?? bytes
+        case .multipart(let boundary): return pass.multipart(bytes, boundary: boundary) ?? bytes
+        case .other: return pass.value(bytes[...], depth: 0) ?? bytes
         }
-        return String(decoding: redacted ?? bytes, as: UTF8.self)
     }
 
     /// Free text, such as a message or an error's description, with the secrets it holds

@@ -68,7 +68,7 @@ struct SessionLayer: Interceptor {
 
     private func attaching(_ token: String, to request: HTTPRequest) throws(NetworkError) -> HTTPRequest {
         var request = request
-        request.notes.secretValues.append(token)
+        request.markAsSecret(token)
         switch session.placement {
         case .header(let name, let prefix):
             request.headers[name] = prefix + token

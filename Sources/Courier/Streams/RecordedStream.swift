@@ -18,10 +18,12 @@ extension HTTPResponse {
         streamedBody?.observe(observer)
     }
 
-    /// This answer with `body` whole in place of its stream, for an archive.
+    /// This answer with `body` whole in place of its stream or its download's file, for an
+    /// archive.
     package func withWholeBody(_ body: Data) -> HTTPResponse {
         var response = self
         response.body = body
+        response.bodyFile = nil
         response.streamedBody = nil
         return response
     }

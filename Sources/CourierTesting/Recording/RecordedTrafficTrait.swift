@@ -4,8 +4,8 @@
     import Testing
 
     /// A Swift Testing trait that gives each test its own recording, named after the test:
-    /// `Recordings/<test file>/<test function>.har` beside the test's source file, or in a
-    /// folder you name. The test makes its transport with
+    /// `Recordings/<suite>/<test function>.har` beside the test's source file (for a test outside
+    /// a suite, `Recordings/<test file>/<test function>.har`), or in a folder you name. The test makes its transport with
     /// ``RecordingTransport/forCurrentTest(wrapping:mode:volatile:redactor:streamReplay:)``.
     ///
     /// ```swift
@@ -17,8 +17,10 @@
     /// }
     /// ```
     ///
-    /// On a suite it applies to every test in it. The arguments of a parameterized test share
-    /// the test's one recording.
+    /// On a suite it applies to every test in it. A parameterized test has no recording of its
+    /// own (its cases, run at once, would overwrite one another's): give each case a file with
+    /// ``RecordingTransport/init(file:mode:wrapping:volatile:redactor:streamReplay:)``. Make one
+    /// transport per test: two recording into one file at once overwrite each other.
     public struct RecordedTrafficTrait: TestTrait, SuiteTrait, TestScoping {
         /// The folder recordings go in; `nil` for `Recordings` beside the test's source file.
         public let directory: URL?
@@ -36,15 +38,21 @@
             for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
         ) async throws {
             guard !test.isSuite else { return try await function() }
-            try await RecordingTransport.$currentTestFile.withValue(file(for: test)) { try await function() }
+            let scope = RecordingTransport.TestScope(
+                file: file(for: test), isParameterized: testCase?.isParameterized ?? test.isParameterized)
+            try await RecordingTransport.$currentTest.withValue(scope) { try await function() }
         }
 
-        /// `<folder>/<test file>/<test function>.har`.
+        /// `<folder>/<suite>/<test function>.har` (nested suites are nested folders), or for a
+        /// test outside a suite `<folder>/<test file>/<test function>.har`.
         func file(for test: Test) -> URL {
             let source = URL(fileURLWithPath: test.sourceLocation.filePath)
-            let folder = directory ?? source.deletingLastPathComponent().appendingPathComponent("Recordings")
-            return folder.appendingPathComponent(source.deletingPathExtension().lastPathComponent)
-                .appendingPathComponent(Self.fileName(test.name) + ".har")
+            var url = directory ?? source.deletingLastPathComponent().appendingPathComponent("Recordings")
+            let suites = test.id.nameComponents.dropLast()
+            for folder in suites.isEmpty ? [source.deletingPathExtension().lastPathComponent] : Array(suites) {
+                url.appendPathComponent(Self.fileName(folder))
+            }
+            return url.appendingPathComponent(Self.fileName(test.name) + ".har")
         }
 
         /// A test's name as a file name: `ordersLoad()` is `ordersLoad`; what a file name cannot
@@ -70,8 +78,14 @@
 #endif
 
 extension RecordingTransport {
+    /// The recording of the test running now.
+    struct TestScope: Sendable {
+        let file: URL
+        let isParameterized: Bool
+    }
+
     /// The recording of the test running now, set by the `.recordedTraffic` trait.
-    @TaskLocal static var currentTestFile: URL?
+    @TaskLocal static var currentTest: TestScope?
 
     /// A transport over the recording of the test running now (see `RecordedTrafficTrait`).
     /// - Parameters:
@@ -81,15 +95,23 @@ extension RecordingTransport {
     ///   - redactor: Names hidden in the recording beyond the client's redactor's.
     ///   - streamReplay: How a recorded stream is played back.
     /// - Returns: The transport.
-    /// - Throws: `NetworkError.Code.invalidRequest` outside a test with the trait, and what
+    /// - Throws: `NetworkError.Code.invalidRequest` outside a test with the trait or in a
+    ///   parameterized test, and what
     ///   ``RecordingTransport/init(file:mode:wrapping:volatile:redactor:streamReplay:)`` throws.
     public static func forCurrentTest(
         wrapping inner: (any Transport)? = nil, mode: RecordingMode? = nil, volatile: VolatileParts = .none,
-        redactor: Redactor = .standard, streamReplay: StreamReplay = .asFastAsPossible
+        redactor: Redactor = Redactor(names: []), streamReplay: StreamReplay = .asFastAsPossible
     ) throws(NetworkError) -> RecordingTransport {
-        guard let file = currentTestFile else {
+        guard let scope = currentTest else {
             throw NetworkError(.invalidRequest, "Only a test marked with the .recordedTraffic trait has a recording.")
         }
+        guard !scope.isParameterized else {
+            throw NetworkError(
+                .invalidRequest,
+                "The cases of a parameterized test would share one recording: give each a file with RecordingTransport(file:)."
+            )
+        }
+        let file = scope.file
         return try RecordingTransport(
             file: file, mode: mode, wrapping: inner, volatile: volatile, redactor: redactor, streamReplay: streamReplay)
     }

@@ -45,6 +45,8 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     private let volatile: VolatileParts
     private let redactor: Redactor
     private let lock = NSLock()
+    /// Held while the file is written, one write at a time.
+    private let writing = NSLock()
     private let streamReplay: StreamReplay
     private var slots: [Slot]
     /// The slots by their requests as matched, one index for each set of names the signing
@@ -56,7 +58,8 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     /// One recorded exchange and what replay knows of it.
     private struct Slot {
         var entry: HTTPArchive.Entry
-        /// The call it was recorded for in this run, so a later attempt of the call replaces it.
+        /// The call it was recorded for in this run (so a later attempt of the call replaces
+        /// it); `nil` for one read from the file.
         var call: UInt64?
         var used = false
         let method: String
@@ -80,14 +83,16 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     ///   - inner: The transport that reaches the backend when recording; `nil` for replay only.
     ///   - volatile: Parameters and JSON fields left out when matching, beyond the signing
     ///     layer's.
-    ///   - redactor: Names hidden in the recording beyond the client's redactor's.
+    ///   - redactor: Names hidden in the recording beyond the client's redactor's (none by
+    ///     default).
     ///   - streamReplay: How a recorded stream is played back.
     /// - Throws: `NetworkError.Code.decodingFailed` when the file is not a HAR archive,
     ///   `NetworkError.Code.fileSystem` when it cannot be read,
     ///   `NetworkError.Code.invalidRequest` when `COURIER_RECORDING` names no mode.
     public init(
         file: URL, mode: RecordingMode? = nil, wrapping inner: (any Transport)? = nil,
-        volatile: VolatileParts = .none, redactor: Redactor = .standard, streamReplay: StreamReplay = .asFastAsPossible
+        volatile: VolatileParts = .none, redactor: Redactor = Redactor(names: []),
+        streamReplay: StreamReplay = .asFastAsPossible
     ) throws(NetworkError) {
         self.file = file
         self.streamReplay = streamReplay
@@ -114,13 +119,13 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     public var archive: HTTPArchive { lock.withLock { HTTPArchive(entries: slots.map(\.entry)) } }
 
     /// How many recorded exchanges have answered a request.
-    public var replayedCount: Int { lock.withLock { slots.count { $0.used } } }
+    public var replayedCount: Int { lock.withLock { slots.count { $0.used && $0.call == nil } } }
 
     /// Answers from the recording, or sends and records, as ``mode`` says.
     /// - Parameter request: The request.
     /// - Returns: The recorded or received answer.
-    /// - Throws: `NetworkError`: `NetworkError.Code.transport` with a diff for a request the
-    ///   recording does not hold in replay mode, `NetworkError.Code.cancelled`,
+    /// - Throws: `NetworkError`: `NetworkError.Code.invalidRequest` with a diff for a request
+    ///   the recording does not hold in replay mode, `NetworkError.Code.cancelled`,
     ///   `NetworkError.Code.invalidRequest` for a request that cannot go on the wire, and
     ///   whatever the wrapped transport throws.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -129,13 +134,20 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         }
         try request.checkWireSafety()
         // A stream recorded after its request returned could not say that it was not written.
-        if let unsaved = lock.withLock({ unsaved }) { throw unsaved }
+        if let unsaved = lock.withLock({ () -> NetworkError? in
+            defer { unsaved = nil }
+            return unsaved
+        }) {
+            throw unsaved
+        }
         let body = try await Self.bodyBytes(of: request)
         let redactor = Redactor(names: request.clientRedactor.names.union(self.redactor.names))
+        let archived = HTTPArchive.Request(archiving: request, body: body, redactor: redactor)
+        let names: @Sendable (String) -> Set<String> = { [volatile] path in
+            volatile.names(onPath: path, adding: request.notes.volatileNames)
+        }
+        let sent = RecordedRequest(archived, volatile: names)
         if mode != .recordAll {
-            let archived = HTTPArchive.Request(archiving: request, body: body, redactor: redactor)
-            let names = { [volatile] path in volatile.names(onPath: path, adding: request.notes.volatileNames) }
-            let sent = RecordedRequest(archived, volatile: names)
             switch lock.withLock({ take(sent, extra: request.notes.volatileNames, names: names) }) {
             case .success(let entry): return try answer(entry, to: request)
             case .failure(let unmatched) where mode == .replay: throw unmatched
@@ -150,32 +162,34 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         let clock = ContinuousClock.now
         let response = try await inner.send(request)
         let head = clock.duration(to: .now)
+        let exchange: @Sendable (HTTPResponse, Duration) -> HTTPArchive.Entry = { answer, duration in
+            HTTPArchive.Entry(
+                request: request, body: body, response: answer, startedAt: started, duration: duration,
+                redactor: redactor)
+        }
         guard response.isStreamed else {
-            try keep(
-                HTTPArchive.Entry(
-                    request: request, body: body, response: response, startedAt: started, duration: head,
-                    redactor: redactor), call: request.notes.call)
+            // A download's body is in its file: the recording keeps the bytes, to write them again.
+            let whole = try response.bodyFile.map { file throws(NetworkError) in
+                response.withWholeBody(try Self.contents(of: file, what: "The downloaded file"))
+            }
+            try keep(exchange(whole ?? response, head), of: request, as: sent, names: names)
             return response
         }
-        // A streamed body is recorded as its reader takes it, and kept when it ends.
+        // A streamed body is recorded as its reader takes it, and kept when it ends. The
+        // observer holds the answer's head only: the stream it watches must be free to go.
+        let headOnly = response.withWholeBody(Data())
         let pieces = StreamPieces()
         response.observingStream { [self] event in
             switch event {
             case .piece(let bytes): pieces.add(bytes, at: clock.duration(to: .now) - head)
             case .end(let error):
                 let (whole, arrivals) = pieces.taken()
-                var entry = HTTPArchive.Entry(
-                    request: request, body: body, response: response.withWholeBody(whole), startedAt: started,
-                    duration: clock.duration(to: .now), redactor: redactor)
-                let kept = entry.response.content.bytes?.count ?? 0
-                entry.response.content.chunks = StreamPieces.chunks(arrivals, total: kept)
-                if let error, error.code == .cancelled {
-                    entry.comment = "The reader stopped after \(arrivals.count) pieces."
-                } else if let error {
-                    entry.response.content.streamError = error.message
-                }
+                var entry = exchange(headOnly.withWholeBody(whole), clock.duration(to: .now))
+                entry.response.content.chunks = StreamPieces.chunks(
+                    arrivals, total: entry.response.content.bytes?.count ?? 0)
+                entry.recordStreamEnd(error, of: request, redactor: redactor)
                 do throws(NetworkError) {
-                    try keep(entry, call: request.notes.call)
+                    try keep(entry, of: request, as: sent, names: names)
                 } catch {
                     lock.withLock { unsaved = error }
                 }
@@ -184,22 +198,27 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         return response
     }
 
-    /// Adds a recorded exchange and writes the recording: a later attempt of the same call (a
-    /// retry, a replay after a new login) replaces the earlier one.
-    private func keep(_ entry: HTTPArchive.Entry, call: UInt64) throws(NetworkError) {
-        let failure = lock.withLock { () -> NetworkError? in
-            if call != 0 { slots.removeAll { $0.call == call } }
-            slots.append(Slot(entry, call: call))
+    /// Adds a recorded exchange and writes the recording. An earlier attempt of the same call
+    /// with the same request (a retry, a replay after a new login) is replaced; another request
+    /// the call sent (a layer's own) is kept. An exchange recorded now never answers a later
+    /// request of this run.
+    private func keep(
+        _ entry: HTTPArchive.Entry, of request: HTTPRequest, as sent: RecordedRequest,
+        names: (String) -> Set<String>
+    ) throws(NetworkError) {
+        let call = request.notes.call
+        lock.withLock {
+            if call != 0 {
+                let earlier = slots.indices.filter { slots[$0].call == call && key(of: $0, names: names) == sent }
+                for index in earlier.reversed() { slots.remove(at: index) }
+            }
+            var slot = Slot(entry, call: call)
+            slot.used = true
+            slots.append(slot)
             // The slots changed: the indexes are built again when a request is next matched.
             indexes = [:]
-            do throws(NetworkError) {
-                try save()
-                return nil
-            } catch {
-                return error
-            }
         }
-        if let failure { throw failure }
+        try save()
     }
 
     /// The first unused exchange that matches `request`, now used; or the error that says
@@ -242,7 +261,8 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
             lines.append("The recording holds no exchange.")
         }
         lines.append("Record it with \(RecordingMode.environmentVariable)=missing and a backend.")
-        return .failure(NetworkError(.transport, lines.joined(separator: "\n")))
+        // Not a transport failure: nothing retries it, and a stream does not reconnect for it.
+        return .failure(NetworkError(.invalidRequest, lines.joined(separator: "\n")))
     }
 
     /// Slot `index`'s request as matched with the volatile names `names` gives.
@@ -272,7 +292,7 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         if request.asksForStream, let chunks = content.chunks,
             let stream = HTTPResponse.replayedStream(
                 status: entry.response.status, headers: headers, pieces: StreamPieces.split(body, chunks),
-                realTime: streamReplay == .realTime, failure: content.streamError.map { NetworkError(.transport, $0) },
+                realTime: streamReplay == .realTime, failure: entry.streamFailure,
                 for: request)
         {
             return stream
@@ -280,15 +300,30 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         return try HTTPResponse.delivered(status: entry.response.status, headers: headers, body: body, for: request)
     }
 
-    /// Writes the recording whole, atomically.
+    /// Writes the recording whole, atomically: one write at a time, each of the slots as they
+    /// are when it begins, so requests being matched never wait for the disk.
     private func save() throws(NetworkError) {
+        let failure = writing.withLock { () -> NetworkError? in
+            let archive = lock.withLock { HTTPArchive(entries: slots.map(\.entry)) }
+            do {
+                try FileManager.default.createDirectory(
+                    at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try archive.jsonData().write(to: file, options: .atomic)
+                return nil
+            } catch {
+                return NetworkError(
+                    .fileSystem, "The recording \(file.lastPathComponent) cannot be written.", underlying: error)
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// A file's bytes.
+    private static func contents(of file: URL, what: String) throws(NetworkError) -> Data {
         do {
-            try FileManager.default.createDirectory(
-                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try HTTPArchive(entries: slots.map(\.entry)).jsonData().write(to: file, options: .atomic)
+            return try Data(contentsOf: file)
         } catch {
-            throw NetworkError(
-                .fileSystem, "The recording \(file.lastPathComponent) cannot be written.", underlying: error)
+            throw NetworkError(.fileSystem, "\(what) cannot be read.", underlying: error)
         }
     }
 
@@ -304,11 +339,7 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
             case .none: return .init(bytes: Data(), contentType: prepared.contentType)
             case .data(let data): return .init(bytes: data, contentType: prepared.contentType)
             case .file(let url, _):
-                do {
-                    return .init(bytes: try Data(contentsOf: url), contentType: prepared.contentType)
-                } catch {
-                    throw NetworkError(.invalidRequest, "The body's file cannot be read.", underlying: error)
-                }
+                return .init(bytes: try contents(of: url, what: "The body's file"), contentType: prepared.contentType)
             }
         }
     }

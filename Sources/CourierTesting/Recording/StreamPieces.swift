@@ -48,14 +48,18 @@ final class StreamPieces: @unchecked Sendable {
         return chunks
     }
 
-    /// A recorded body cut into its pieces; bytes past the pieces' sizes go with the last.
+    /// A recorded body cut into its pieces, each its own `Data` (indexed from 0); bytes past the
+    /// pieces' sizes go with the last, and a body without pieces is one piece.
     static func split(_ body: Data, _ chunks: [HTTPArchive.Chunk]) -> [(at: Duration, bytes: Data)] {
+        guard !chunks.isEmpty else { return [(.zero, body)] }
         var pieces: [(at: Duration, bytes: Data)] = []
         var start = body.startIndex
         for (index, chunk) in chunks.enumerated() {
-            let end = index == chunks.count - 1 ? body.endIndex : min(start + max(chunk.size, 0), body.endIndex)
-            let time = chunk.time.isFinite ? max(chunk.time, 0) : 0
-            pieces.append((.microseconds(Int64(min(time, 3.6e9) * 1000)), body[start..<end]))
+            let left = body.endIndex - start
+            let end = index == chunks.count - 1 ? body.endIndex : start + min(max(chunk.size, 0), left)
+            // A moment past an hour, negative or not a number (a hand-edited file) is clamped.
+            let time = chunk.time.isFinite ? min(max(chunk.time, 0), 3.6e6) : 0
+            pieces.append((.microseconds(Int64(time * 1000)), Data(body[start..<end])))
             start = end
         }
         return pieces

@@ -33,7 +33,10 @@ import Testing
     private func sendAll(_ client: NetworkClient, baseURL: URL) async throws {
         var form = MultipartForm()
         form.append(name: "password", value: "CANARY-MULTIPART-6f10")
-        form.append(name: "avatar", data: Data("png".utf8), filename: "a.png", contentType: "image/png")
+        // A part that is not UTF-8 makes the whole body bytes: its secrets must go all the same.
+        form.append(
+            name: "avatar", data: Data([0x89, 0x50, 0x4E, 0x47, 0xFF, 0xD8, 0x00]), filename: "a.png",
+            contentType: "image/png")
         var userInfo = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
         userInfo.user = "me"
         userInfo.password = "CANARY-USERINFO-2a6d"
@@ -78,6 +81,14 @@ import Testing
         #expect(received.joined().contains("CANARY-FORM-55e1"))
         let text = try recording.text()
         for canary in Self.canaries { #expect(!text.contains(canary), "\(canary) is in the recording") }
+        // Nor in a body kept as base64 (the multipart form with bytes that are not UTF-8).
+        let bodies = try recording.archive().entries.flatMap {
+            [$0.request.postData?.bytes, $0.response.content.bytes]
+        }
+        #expect(try recording.archive().entries.contains { $0.request.postData?.encoding == "base64" })
+        for case let body? in bodies {
+            for canary in Self.canaries { #expect(body.range(of: Data(canary.utf8)) == nil, "\(canary) is in a body") }
+        }
         // Nor the signature the signing layer added, under a header name that says nothing secret.
         let signatures = server.requests.compactMap { $0.headers["X-KC-HMAC"] }
         #expect(signatures.count == 5)
@@ -93,6 +104,31 @@ import Testing
         try await sendAll(offline, baseURL: server.baseURL)
         #expect(replayer.replayedCount == 5)
         #expect(spy.requests.isEmpty)
+    }
+
+    @Test("a known secret is hidden in every form it takes: percent-encoded in either case, JSON-escaped")
+    func encodedForms() async throws {
+        let token = "ab/cd+ef=="
+        let server = try LoopbackServer()
+        server.route("/v1/echo") { request in
+            // Echoed as a JSON string (its `/` escaped) and in a redirect-like header, lower-case escapes.
+            let echoed = (request.query["u"] ?? "").replacingOccurrences(of: "/", with: "\\/")
+            var response = LoopbackServer.Response.json(#"{"code":0,"msg":"ok","data":{"echo":"\#(echoed)"}}"#)
+            response.headers.append(name: "X-Next", value: "https://example.com/next?ref=ab%2fcd%2bef%3d%3d")
+            return response
+        }
+        let recording = TemporaryRecording()
+        defer { recording.remove() }
+        let session = Session(placement: .parameter("u"))
+        try await session.logIn(Credential(accessToken: token))
+        let live = recordingClient(server.baseURL, try recording.recorder()) { $0.session = session }
+        let echoed: [String: String] = try await live.send(.get("echo"))
+        server.stop()
+        #expect(echoed["echo"] == token, "the server saw the token")
+        let text = try recording.text()
+        for form in ["ab/cd", "ab\\/cd", "ab%2Fcd", "ab%2fcd"] {
+            #expect(!text.contains(form), "\(form) is in the recording")
+        }
     }
 
     @Test("no canary secret reaches a client's exported archive")

@@ -62,7 +62,7 @@ import Testing
         #expect([first.title, second.title] == ["Tea", "Coffee"])
         // Every recorded answer was used once: one more GET has none left.
         let extra = await networkError { let _: Order = try await offline.send(.get("item")) }
-        #expect(extra?.code == .transport)
+        #expect(extra?.code == .invalidRequest, "a miss is not a transport failure: no layer retries it")
         #expect(extra?.message.contains("Every one of the 2 recorded answers to it was used") == true)
     }
 
@@ -109,7 +109,7 @@ import Testing
             let _: [Order] = try await offline.send(.post("orders", query: ["page": "2"], body: .json(["sort": "old"])))
         }
         let message = try #require(error?.message)
-        #expect(error?.code == .transport)
+        #expect(error?.code == .invalidRequest)
         #expect(message.contains("answers POST /v1/orders"))
         #expect(message.contains("The closest is exchange 1, POST /v1/orders"))
         #expect(message.contains("query: sent only page=2, recorded only page=1"))
@@ -167,6 +167,79 @@ import Testing
         server.stop()
     }
 
+    @Test("record-missing on a new file: GET, PUT, GET and a retried request each reach the backend")
+    func recordMissingRepeats() async throws {
+        let recording = TemporaryRecording()
+        defer { recording.remove() }
+        let server = try LoopbackServer()
+        let title = Locked("Tea")
+        server.route("/v1/item", method: .get) { _ in .envelope(data: Order(id: 1, title: title.value)) }
+        server.route("/v1/item", method: .put) { request in
+            title.value = try request.json([String: String].self)["title"] ?? ""
+            return .envelope(data: Order(id: 1, title: title.value))
+        }
+        let count = Counter()
+        server.route("/v1/flaky") { _ in
+            count.increment() == 1 ? .text("busy", status: 503) : .envelope(data: Order(id: 3, title: "Tea"))
+        }
+        let inner = TestTransport.make() ?? NetworkClient.Configuration.defaultTransport()
+        let retry = RetryInterceptor.Policy(maxAttempts: 3, baseDelay: .milliseconds(10), maxDelay: .milliseconds(20))
+        let client = recordingClient(
+            server.baseURL, try RecordingTransport(file: recording.file, mode: .recordMissing, wrapping: inner)
+        ) { $0.interceptors = [.retry(retry)] }
+        let before: Order = try await client.send(.get("item"))
+        let _: Order = try await client.send(.put("item", body: .json(["title": "Coffee"])))
+        let after: Order = try await client.send(.get("item"))
+        #expect([before.title, after.title] == ["Tea", "Coffee"], "the second GET was not answered by the first")
+        let flaky: Order = try await client.send(.get("flaky"))
+        #expect(flaky.id == 3, "the retry reached the backend, not the 503 just recorded")
+        server.stop()
+        let entries = try recording.archive().entries
+        #expect(
+            entries.map { "\($0.request.method) \(RecordedRequestPath.of($0)) \($0.response.status)" } == [
+                "GET /v1/item 200", "PUT /v1/item 200", "GET /v1/item 200", "GET /v1/flaky 200",
+            ])
+    }
+
+    @Test("a download is recorded with its bytes and replayed into the file")
+    func download() async throws {
+        let recording = TemporaryRecording()
+        defer { recording.remove() }
+        let server = try LoopbackServer()
+        let bytes = Data((0..<70_000).map { UInt8($0 % 256) })
+        server.route("/v1/report.bin") { _ in
+            .init(status: 200, headers: ["Content-Type": "application/octet-stream"], body: bytes)
+        }
+        try FileManager.default.createDirectory(at: recording.folder, withIntermediateDirectories: true)
+        let live = recordingClient(server.baseURL, try recording.recorder())
+        let first = recording.folder.appendingPathComponent("first.bin")
+        _ = try await live.download(.download("report.bin"), to: first).value
+        server.stop()
+        #expect(try Data(contentsOf: first) == bytes)
+
+        let (replayer, spy) = try recording.replayer()
+        let second = recording.folder.appendingPathComponent("second.bin")
+        _ = try await recordingClient(server.baseURL, replayer).download(.download("report.bin"), to: second).value
+        #expect(try Data(contentsOf: second) == bytes)
+        #expect(spy.requests.isEmpty)
+    }
+
+    @Test("a layer that sends two different requests in one call keeps both in the recording")
+    func twoRequestsInOneCall() async throws {
+        let recording = TemporaryRecording()
+        defer { recording.remove() }
+        let server = try LoopbackServer()
+        server.route("/v1/csrf") { _ in .envelope(data: "t") }
+        server.route("/v1/a") { _ in .envelope(data: "a") }
+        let live = recordingClient(server.baseURL, try recording.recorder()) { $0.interceptors = [Preflight()] }
+        let _: String = try await live.send(.get("a"))
+        server.stop()
+        #expect(try recording.archive().entries.map { RecordedRequestPath.of($0) } == ["/v1/csrf", "/v1/a"])
+        let offline = recordingClient(server.baseURL, try recording.replayer().0) { $0.interceptors = [Preflight()] }
+        let replayed: String = try await offline.send(.get("a"))
+        #expect(replayed == "a")
+    }
+
     @Test("the mode comes from COURIER_RECORDING, and a wrong value is a clear error")
     func modeFromEnvironment() throws {
         #expect(try RecordingMode.fromEnvironment([:]) == .replay)
@@ -195,6 +268,19 @@ import Testing
         let error = await networkError { let _: Order = try await client.send(.get("a")) }
         #expect(error?.message.contains("The recording holds no exchange.") == true)
         #expect(!FileManager.default.fileExists(atPath: recording.folder.path))
+    }
+}
+
+/// A layer that sends a request of its own before each request, through the rest of the chain.
+private struct Preflight: Interceptor {
+    var layer: InterceptorLayer { "preflight" }
+    func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
+        -> HTTPResponse
+    {
+        var preflight = request
+        preflight.url = request.url.deletingLastPathComponent().appendingPathComponent("csrf")
+        _ = try await next(preflight)
+        return try await next(request)
     }
 }
 

@@ -40,7 +40,14 @@ private let traitFolder = FileManager.default.temporaryDirectory.appendingPathCo
         let source = URL(fileURLWithPath: #filePath)
         #expect(
             transport.file.path
-                == source.deletingLastPathComponent().path + "/Recordings/RecordingTraitTests/besideTheSource.har")
+                == source.deletingLastPathComponent().path + "/Recordings/RecordingTraitAbsentTests/besideTheSource.har"
+        )
+    }
+
+    @Test("a parameterized test is told to name a file per case", .recordedTraffic, arguments: [1, 2])
+    func parameterized(_ number: Int) {
+        let error = #expect(throws: NetworkError.self) { _ = try RecordingTransport.forCurrentTest() }
+        #expect(error?.message.contains("parameterized") == true)
     }
 
     @Test("a test without the trait is told it has no recording")

@@ -44,7 +44,10 @@ import Testing
         for index in 0..<3 { let _: String = try await client.send(.get("n", query: ["i": "\(index)"])) }
         let _: String = try await client.send(.get("flaky"))
         server.stop()
-        let refused = await networkError { let _: String = try await client.send(.get("n", query: ["i": "gone"])) }
+        let refusing = RefusingPort()
+        let refused = await networkError {
+            let _: String = try await client.send(.get("http://127.0.0.1:\(refusing.port)/v1/n", query: ["i": "gone"]))
+        }
         #expect(refused?.code == .transport)
 
         let entries = client.recentTraffic().entries
@@ -53,6 +56,24 @@ import Testing
         #expect(entries.first?.request.queryString == [HTTPArchive.NameValue(name: "i", value: "2")])
         #expect(entries.last?.comment?.contains("GET") == true, "a failure says what failed")
         #expect(entries[2].response.content.text?.contains(#""data":"ok""#) == true)
+    }
+
+    @Test("a failed exchange's error in the export hides the token, whatever parameter carries it")
+    func failureHidesToken() async throws {
+        let refusing = RefusingPort()
+        let port = refusing.port
+        let session = Session(placement: .parameter("u"))
+        try await session.logIn(Credential(accessToken: "CANARY-FAILED-77aa"))
+        var configuration = NetworkClient.Configuration(
+            baseURL: URL(string: "http://127.0.0.1:\(port)/v1/")!, session: session, transport: TestTransport.make())
+        configuration.keptExchanges = 2
+        let client = NetworkClient(configuration: configuration)
+        let error = await networkError { let _: String = try await client.send(.get("n")) }
+        #expect(error?.code == .transport)
+        let entry = try #require(client.recentTraffic().entries.first)
+        #expect(entry.response.status == 0)
+        #expect(entry.comment?.contains("/v1/n") == true)
+        #expect(!String(decoding: client.recentTraffic().jsonData(), as: UTF8.self).contains("CANARY-FAILED"))
     }
 
     @Test("a client that keeps no exchanges exports an empty archive")
