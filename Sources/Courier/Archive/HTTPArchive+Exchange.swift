@@ -134,3 +134,13 @@ extension HTTPArchive {
         }
     }
 }
+
+extension HTTPArchive {
+    /// The archive as HAR text (``jsonData()``) with every one of `secretValues` hidden wherever
+    /// it appears: also in an exchange whose own request did not carry it, such as the answer
+    /// that gave a token.
+    package func jsonData(hiding secretValues: some Collection<String>) -> Data {
+        ArchiveRedaction(redactor: Redactor(names: []), secretValues: Array(secretValues))
+            .hidingValues(inArchive: jsonData())
+    }
+}

@@ -3,7 +3,7 @@ import Foundation
 /// The latest exchanges of a client, their secrets hidden as they are kept, for
 /// ``NetworkClient/recentTraffic()``.
 ///
-/// `@unchecked Sendable`: `entries` and `next` are guarded by `lock`.
+/// `@unchecked Sendable`: `entries`, `next` and `secretValues` are guarded by `lock`.
 final class TrafficLog: @unchecked Sendable {
     /// The most bytes of each body kept: 256 KiB.
     static let bodyLimit = 256 << 10
@@ -18,8 +18,17 @@ final class TrafficLog: @unchecked Sendable {
         self.capacity = max(capacity, 1)
     }
 
-    func add(_ entry: HTTPArchive.Entry) {
+    /// The latest secret values the layers marked, hidden in the whole archive on export.
+    private var secretValues: [String] = []
+    /// How many of them are kept: tokens and signatures change, the oldest go first.
+    static let secretValueLimit = 256
+
+    func add(_ entry: HTTPArchive.Entry, secretValues values: [String]) {
         lock.withLock {
+            for value in values where !secretValues.contains(value) { secretValues.append(value) }
+            if secretValues.count > Self.secretValueLimit {
+                secretValues.removeFirst(secretValues.count - Self.secretValueLimit)
+            }
             if entries.count < capacity {
                 entries.append(entry)
             } else {
@@ -29,11 +38,17 @@ final class TrafficLog: @unchecked Sendable {
         }
     }
 
-    /// The entries kept, oldest first.
+    /// The entries kept, oldest first, with every secret value marked since hidden in all of
+    /// them (the answer that gave a token holds it too).
     var archive: HTTPArchive {
-        lock.withLock {
-            HTTPArchive(entries: entries.count < capacity ? entries : Array(entries[next...] + entries[..<next]))
+        let (archive, values) = lock.withLock {
+            (
+                HTTPArchive(entries: entries.count < capacity ? entries : Array(entries[next...] + entries[..<next])),
+                secretValues
+            )
         }
+        guard !values.isEmpty else { return archive }
+        return (try? HTTPArchive(jsonData: archive.jsonData(hiding: values))) ?? HTTPArchive()
     }
 }
 
@@ -48,14 +63,14 @@ struct ArchivingTransport: Transport {
         let clock = ContinuousClock.now
         do {
             let response = try await inner.send(request)
-            log.add(entry(request, response, started: started, since: clock))
+            log.add(entry(request, response, started: started, since: clock), secretValues: request.notes.secretValues)
             return response
         } catch {
             var entry = entry(request, HTTPResponse(status: 0), started: started, since: clock)
             let described = NetworkError.wrapping(error).describing(request, redactor: request.redactor).description
             entry.comment = ArchiveRedaction(redactor: request.redactor, secretValues: request.notes.secretValues)
                 .text(described)
-            log.add(entry)
+            log.add(entry, secretValues: request.notes.secretValues)
             throw error
         }
     }

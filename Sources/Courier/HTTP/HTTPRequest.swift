@@ -46,8 +46,9 @@ public struct HTTPRequest: Sendable {
     /// header, the URL, a body; percent-encoded or JSON-escaped too), whatever name it is
     /// under. The session and signing layers mark the token and the signature they add; a layer
     /// of your own that adds a credential under a name ``Redactor`` does not know marks it too.
-    /// A value shorter than 6 bytes is hidden only where it is a header's or a query
-    /// parameter's whole value.
+    /// A value shorter than 6 bytes is hidden only where it is a whole value: a header's (or
+    /// what follows its scheme word, `Token abc`), or a `name=value` pair's in the URL, a form
+    /// or a message.
     /// - Parameter value: The secret.
     public mutating func markAsSecret(_ value: String) {
         guard !value.isEmpty else { return }

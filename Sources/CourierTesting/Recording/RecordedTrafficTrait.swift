@@ -4,8 +4,9 @@
     import Testing
 
     /// A Swift Testing trait that gives each test its own recording, named after the test:
-    /// `Recordings/<suite>/<test function>.har` beside the test's source file (for a test outside
-    /// a suite, `Recordings/<test file>/<test function>.har`), or in a folder you name. The test makes its transport with
+    /// `Recordings/<test file>/<suite>/<test function>.har` beside the test's source file (for a
+    /// test outside a suite, `Recordings/<test file>/<test function>.har`), or in a folder you
+    /// name. The test makes its transport with
     /// ``RecordingTransport/forCurrentTest(wrapping:mode:volatile:redactor:streamReplay:)``.
     ///
     /// ```swift
@@ -43,13 +44,12 @@
             try await RecordingTransport.$currentTest.withValue(scope) { try await function() }
         }
 
-        /// `<folder>/<suite>/<test function>.har` (nested suites are nested folders), or for a
-        /// test outside a suite `<folder>/<test file>/<test function>.har`.
+        /// `<folder>/<test file>/<suite>/<test function>.har` (nested suites are nested
+        /// folders; a test outside a suite has none).
         func file(for test: Test) -> URL {
             let source = URL(fileURLWithPath: test.sourceLocation.filePath)
             var url = directory ?? source.deletingLastPathComponent().appendingPathComponent("Recordings")
-            let suites = test.id.nameComponents.dropLast()
-            for folder in suites.isEmpty ? [source.deletingPathExtension().lastPathComponent] : Array(suites) {
+            for folder in [source.deletingPathExtension().lastPathComponent] + test.id.nameComponents.dropLast() {
                 url.appendPathComponent(Self.fileName(folder))
             }
             return url.appendingPathComponent(Self.fileName(test.name) + ".har")

@@ -35,7 +35,7 @@ import Foundation
 /// (a reader that stops early keeps what it read). It is replayed as a stream, as fast as the
 /// reader takes it or at the recorded pace (``StreamReplay``), ending as the recorded one did.
 ///
-/// `@unchecked Sendable`: `slots` and `unsaved` are guarded by `lock`.
+/// `@unchecked Sendable`: `slots`, `indexes`, `unsaved` and `secretValues` are guarded by `lock`.
 public final class RecordingTransport: Transport, @unchecked Sendable {
     /// The recording's file.
     public let file: URL
@@ -52,8 +52,11 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     /// The slots by their requests as matched, one index for each set of names the signing
     /// layer declared volatile (see `take(_:extra:names:)`).
     private var indexes: [Set<String>: [RecordedRequest: [Int]]] = [:]
-    /// Why a stream recorded earlier could not be written, until a request is told.
+    /// Why a stream recorded earlier could not be written, until a request is told or a later
+    /// write keeps it.
     private var unsaved: NetworkError?
+    /// Every secret value the layers marked on a request of this run, hidden in the whole file.
+    private var secretValues = Set<String>()
 
     /// One recorded exchange and what replay knows of it.
     private struct Slot {
@@ -140,6 +143,7 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         }) {
             throw unsaved
         }
+        lock.withLock { secretValues.formUnion(request.notes.secretValues) }
         let body = try await Self.bodyBytes(of: request)
         let redactor = Redactor(names: request.clientRedactor.names.union(self.redactor.names))
         let archived = HTTPArchive.Request(archiving: request, body: body, redactor: redactor)
@@ -170,7 +174,12 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
         guard response.isStreamed else {
             // A download's body is in its file: the recording keeps the bytes, to write them again.
             let whole = try response.bodyFile.map { file throws(NetworkError) in
-                response.withWholeBody(try Self.contents(of: file, what: "The downloaded file"))
+                var bytes = try Self.contents(of: file, what: "The downloaded file")
+                // A resumed download's file holds the bytes before the range too.
+                if response.status == 206, let offset = request.download?.offset, offset > 0 {
+                    bytes = bytes.dropFirst(Int(min(offset, Int64(bytes.count))))
+                }
+                return response.withWholeBody(Data(bytes))
             }
             try keep(exchange(whole ?? response, head), of: request, as: sent, names: names)
             return response
@@ -304,11 +313,14 @@ public final class RecordingTransport: Transport, @unchecked Sendable {
     /// are when it begins, so requests being matched never wait for the disk.
     private func save() throws(NetworkError) {
         let failure = writing.withLock { () -> NetworkError? in
-            let archive = lock.withLock { HTTPArchive(entries: slots.map(\.entry)) }
+            let (archive, secrets) = lock.withLock { (HTTPArchive(entries: slots.map(\.entry)), secretValues) }
             do {
                 try FileManager.default.createDirectory(
                     at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try archive.jsonData().write(to: file, options: .atomic)
+                // Every secret value a layer marked in this run is hidden in every exchange.
+                try archive.jsonData(hiding: secrets).write(to: file, options: .atomic)
+                // What an earlier write could not keep is in this one.
+                lock.withLock { unsaved = nil }
                 return nil
             } catch {
                 return NetworkError(

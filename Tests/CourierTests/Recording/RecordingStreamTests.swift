@@ -106,6 +106,33 @@ import Testing
         #expect(entry.response.content.streamErrorCode == liveError?.code.rawValue)
     }
 
+    @Test("a stream that went quiet replays its idle timeout, not a transport failure")
+    func idleStream() async throws {
+        let recording = TemporaryRecording()
+        defer { recording.remove() }
+        let server = try LoopbackServer()
+        server.route("/v1/feed") { _ in
+            .stream(headers: ["Content-Type": "text/event-stream"]) { writer in
+                writer.event("one")
+                try? await Task.sleep(for: .seconds(30))
+            }
+        }
+        let options = StreamOptions(idleTimeout: .milliseconds(300))
+        let readQuiet = { (client: NetworkClient) in
+            let answer = try await client.stream(.get("feed", decoding: .data), options: options)
+            for try await _ in answer.body {}
+        }
+        let liveError = await networkError {
+            try await readQuiet(recordingClient(server.baseURL, try recording.recorder()))
+        }
+        server.stop()
+        #expect(liveError?.code == .timedOut)
+        let replayError = await networkError {
+            try await readQuiet(recordingClient(server.baseURL, try recording.replayer().0))
+        }
+        #expect(replayError?.code == .timedOut)
+    }
+
     @Test("a reader that stops early ends the transfer, and what it read is recorded")
     func earlyStop() async throws {
         let recording = TemporaryRecording()

@@ -183,7 +183,8 @@ import Testing
             count.increment() == 1 ? .text("busy", status: 503) : .envelope(data: Order(id: 3, title: "Tea"))
         }
         let inner = TestTransport.make() ?? NetworkClient.Configuration.defaultTransport()
-        let retry = RetryInterceptor.Policy(maxAttempts: 3, baseDelay: .milliseconds(10), maxDelay: .milliseconds(20))
+        // Two attempts: the second must reach the backend, not the 503 the first just recorded.
+        let retry = RetryInterceptor.Policy(maxAttempts: 2, baseDelay: .milliseconds(10), maxDelay: .milliseconds(20))
         let client = recordingClient(
             server.baseURL, try RecordingTransport(file: recording.file, mode: .recordMissing, wrapping: inner)
         ) { $0.interceptors = [.retry(retry)] }

@@ -17,7 +17,8 @@ private let traitFolder = FileManager.default.temporaryDirectory.appendingPathCo
         server.route("/v1/hello") { _ in .envelope(data: "hello") }
         let recorder = try RecordingTransport.forCurrentTest(
             wrapping: TestTransport.make() ?? NetworkClient.Configuration.defaultTransport(), mode: .recordAll)
-        #expect(recorder.file.path == Self.folder.path + "/RecordingTraitTests/recordsUnderItsName.har")
+        #expect(
+            recorder.file.path == Self.folder.path + "/RecordingTraitTests/RecordingTraitTests/recordsUnderItsName.har")
         let live: String = try await recordingClient(server.baseURL, recorder).send(.get("hello"))
         server.stop()
         let replayer = try RecordingTransport.forCurrentTest(mode: .replay)
@@ -40,7 +41,8 @@ private let traitFolder = FileManager.default.temporaryDirectory.appendingPathCo
         let source = URL(fileURLWithPath: #filePath)
         #expect(
             transport.file.path
-                == source.deletingLastPathComponent().path + "/Recordings/RecordingTraitAbsentTests/besideTheSource.har"
+                == source.deletingLastPathComponent().path
+                + "/Recordings/RecordingTraitTests/RecordingTraitAbsentTests/besideTheSource.har"
         )
     }
 
