@@ -82,7 +82,7 @@ extension HTTPArchive.Entry {
     }
 
     /// A duration in milliseconds, to the microsecond.
-    static func milliseconds(_ duration: Duration) -> Double {
+    package static func milliseconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return (Double(seconds) * 1000 + Double(attoseconds / 1_000_000_000_000) / 1000)
     }
@@ -142,5 +142,13 @@ extension HTTPArchive {
     package func jsonData(hiding secretValues: some Collection<String>) -> Data {
         ArchiveRedaction(redactor: Redactor(names: []), secretValues: Array(secretValues))
             .hidingValues(inArchive: jsonData())
+    }
+}
+
+extension HTTPArchive.PostData {
+    /// The `boundary` of a multipart body's media type, as the redactor reads it.
+    package var multipartBoundary: Data? {
+        guard mimeType.lowercased().hasPrefix("multipart/") else { return nil }
+        return BodyKind.boundary(in: mimeType).map { Data($0) }
     }
 }

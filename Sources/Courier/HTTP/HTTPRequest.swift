@@ -58,13 +58,6 @@ public struct HTTPRequest: Sendable {
     /// The sending client's redactor, for a recorder of traffic.
     package var clientRedactor: Redactor { redactor }
 
-    /// This request asking for its answer whole, for a recorder that keeps bodies whole.
-    package func askingForWholeAnswer() -> HTTPRequest {
-        var request = self
-        request.streaming = nil
-        return request
-    }
-
     /// Creates a request.
     /// - Parameters:
     ///   - method: The method.

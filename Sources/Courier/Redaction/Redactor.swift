@@ -214,7 +214,7 @@ public struct Redactor: Sendable, Hashable {
 }
 
 /// How a body is read, by its media type.
-private enum BodyKind {
+enum BodyKind {
     case form
     case multipart(boundary: [UInt8])
     case other
@@ -231,7 +231,7 @@ private enum BodyKind {
     }
 
     /// The `boundary` parameter of a multipart media type, unquoted.
-    private static func boundary(in contentType: String) -> [UInt8]? {
+    static func boundary(in contentType: String) -> [UInt8]? {
         for parameter in contentType.split(separator: ";").dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1)
             guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "boundary" else {

@@ -38,10 +38,10 @@ struct RecordedRequest: Hashable {
 
     private static func body(_ data: HTTPArchive.PostData, volatile: Set<String>) -> String {
         let type = data.mimeType.lowercased()
-        if type.hasPrefix("multipart/"), let boundary = boundary(in: data.mimeType), let bytes = data.bytes {
+        if let boundary = data.multipartBoundary, let bytes = data.bytes {
             // Each form draws its own boundary: compared without it, byte for byte.
             let canonical = HTTPArchive.PostData(
-                mimeType: "", bytes: bytes.replacing(Data(boundary.utf8), with: Data("<boundary>".utf8)))
+                mimeType: "", bytes: bytes.replacing(boundary, with: Data("<boundary>".utf8)))
             return canonical.text
         }
         guard data.encoding == nil else { return data.text }
@@ -75,19 +75,6 @@ struct RecordedRequest: Hashable {
         }
         if let array = object as? [Any] { return array.map { leavingOut(names, in: $0) } }
         return object
-    }
-
-    private static func boundary(in mimeType: String) -> String? {
-        for parameter in mimeType.split(separator: ";").dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "boundary" else {
-                continue
-            }
-            let value = pair[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(
-                in: CharacterSet(charactersIn: "\""))
-            return value.isEmpty ? nil : value
-        }
-        return nil
     }
 
     /// How alike two requests are, for the closest one to an unmatched request.

@@ -39,10 +39,8 @@ final class StreamPieces: @unchecked Sendable {
         for (index, arrival) in arrivals.enumerated() {
             end += arrival.size
             let upTo = index == arrivals.count - 1 ? total : min(end, total)
-            let milliseconds =
-                Double(arrival.at.components.seconds) * 1000
-                + Double(arrival.at.components.attoseconds / 1_000_000_000_000) / 1000
-            chunks.append(HTTPArchive.Chunk(time: milliseconds, size: max(upTo - placed, 0)))
+            chunks.append(
+                HTTPArchive.Chunk(time: HTTPArchive.Entry.milliseconds(arrival.at), size: max(upTo - placed, 0)))
             placed = max(placed, upTo)
         }
         return chunks

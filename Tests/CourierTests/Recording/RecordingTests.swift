@@ -41,13 +41,7 @@ import Testing
     func getPutGet() async throws {
         let recording = TemporaryRecording()
         defer { recording.remove() }
-        let server = try LoopbackServer()
-        let title = Locked("Tea")
-        server.route("/v1/item", method: .get) { _ in .envelope(data: Order(id: 1, title: title.value)) }
-        server.route("/v1/item", method: .put) { request in
-            title.value = try request.json([String: String].self)["title"] ?? ""
-            return .envelope(data: Order(id: 1, title: title.value))
-        }
+        let server = try itemServer()
         let live = recordingClient(server.baseURL, try recording.recorder())
         let before: Order = try await live.send(.get("item"))
         let _: Order = try await live.send(.put("item", body: .json(["title": "Coffee"])))
@@ -171,13 +165,7 @@ import Testing
     func recordMissingRepeats() async throws {
         let recording = TemporaryRecording()
         defer { recording.remove() }
-        let server = try LoopbackServer()
-        let title = Locked("Tea")
-        server.route("/v1/item", method: .get) { _ in .envelope(data: Order(id: 1, title: title.value)) }
-        server.route("/v1/item", method: .put) { request in
-            title.value = try request.json([String: String].self)["title"] ?? ""
-            return .envelope(data: Order(id: 1, title: title.value))
-        }
+        let server = try itemServer()
         let count = Counter()
         server.route("/v1/flaky") { _ in
             count.increment() == 1 ? .text("busy", status: 503) : .envelope(data: Order(id: 3, title: "Tea"))
@@ -283,6 +271,18 @@ private struct Preflight: Interceptor {
         _ = try await next(preflight)
         return try await next(request)
     }
+}
+
+/// A server with one item, `/v1/item`: GET reads its title ("Tea" at first), PUT sets it.
+private func itemServer() throws -> LoopbackServer {
+    let server = try LoopbackServer()
+    let title = Locked("Tea")
+    server.route("/v1/item", method: .get) { _ in .envelope(data: Order(id: 1, title: title.value)) }
+    server.route("/v1/item", method: .put) { request in
+        title.value = try request.json([String: String].self)["title"] ?? ""
+        return .envelope(data: Order(id: 1, title: title.value))
+    }
+    return server
 }
 
 /// The path of a recorded exchange's URL.
