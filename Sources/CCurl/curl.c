@@ -121,6 +121,9 @@ int courier_curl_getinfo_long(courier_curl_easy *easy, int info, long *value) {
 int courier_curl_getinfo_offset(courier_curl_easy *easy, int info, int64_t *value) {
     return curl.easy_getinfo(easy, info, value);
 }
+int courier_curl_getinfo_string(courier_curl_easy *easy, int info, const char **value) {
+    return curl.easy_getinfo(easy, info, value);
+}
 const char *courier_curl_easy_strerror(int code) { return curl.easy_strerror(code); }
 int courier_curl_easy_pause(courier_curl_easy *easy, int bitmask) { return curl.easy_pause(easy, bitmask); }
 

@@ -33,6 +33,7 @@ int courier_curl_setopt_offset(courier_curl_easy *easy, int option, int64_t valu
 int courier_curl_setopt_function(courier_curl_easy *easy, int option, void (*function)(void));
 int courier_curl_getinfo_long(courier_curl_easy *easy, int info, long *value);
 int courier_curl_getinfo_offset(courier_curl_easy *easy, int info, int64_t *value);
+int courier_curl_getinfo_string(courier_curl_easy *easy, int info, const char **value);
 const char *courier_curl_easy_strerror(int code);
 /// Pauses receiving (`COURIER_CURLPAUSE_RECV`) or lets a transfer go on (`COURIER_CURLPAUSE_CONT`).
 int courier_curl_easy_pause(courier_curl_easy *easy, int bitmask);
@@ -129,6 +130,14 @@ enum {
     COURIER_CURLINFO_STARTTRANSFER_TIME_T = 0x600036,
     COURIER_CURLINFO_APPCONNECT_TIME_T = 0x600038,
     COURIER_CURLINFO_ACTIVESOCKET = 0x50002C,
+    COURIER_CURLINFO_PRIMARY_IP = 0x100020,
+    COURIER_CURLINFO_HEADER_SIZE = 0x20000B,
+    COURIER_CURLINFO_REQUEST_SIZE = 0x20000C,
+    COURIER_CURLINFO_NUM_CONNECTS = 0x20001A,
+    COURIER_CURLINFO_SIZE_UPLOAD_T = 0x600007,
+    COURIER_CURLINFO_SIZE_DOWNLOAD_T = 0x600008,
+    // libcurl 8.10 and later; older ones refuse it (the phase is then not measured).
+    COURIER_CURLINFO_POSTTRANSFER_TIME_T = 0x600043,
 };
 
 // Values.

@@ -33,27 +33,35 @@ extension NetworkClient {
             let entry = register()
             let task = Task { [self] in
                 defer { finish(entry) }
+                var timeline: TimelineRecorder?
                 do throws(NetworkError) {
-                    let request = try makeRequest(endpoint)
+                    let request = observing(try makeRequest(endpoint))
+                    timeline = request.timeline
                     let scope = try await scope(of: entry, in: nil, request)
                     guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly,
                         let call = CachedCall(self, endpoint, request, cache, in: scope)
                     else {
-                        continuation.yield(try await networkReply(to: endpoint, request: request, in: scope))
+                        let reply = try await networkReply(to: endpoint, request: request, in: scope)
+                        timeline?.end(reply.response, decoder: decodingContext.decoder)
+                        continuation.yield(reply)
                         continuation.finish()
                         return
                     }
                     var stored = await call.stored()
                     if let entry = stored {
-                        if let reply = try await call.fromCache(entry, isStale: !call.isFresh(entry)) {
+                        let isStale = !call.isFresh(entry)
+                        if let reply = try await call.fromCache(entry, isStale: isStale, as: isStale ? .stale : .hit) {
                             continuation.yield(reply)
                         } else {
                             stored = nil
                         }
                     }
-                    continuation.yield(try await call.refreshed(stored: stored))
+                    let reply = try await call.refreshed(stored: stored)
+                    timeline?.end(reply.response, decoder: decodingContext.decoder)
+                    continuation.yield(reply)
                     continuation.finish()
                 } catch {
+                    timeline?.end(nil, failure: error, decoder: decodingContext.decoder)
                     continuation.finish(throwing: error)
                 }
             }
@@ -76,13 +84,13 @@ extension NetworkClient {
         case .cacheFirst, .http:
             var stored = await call.stored()
             if let entry = stored, call.isFresh(entry) {
-                if let reply = try await call.fromCache(entry) { return reply }
+                if let reply = try await call.fromCache(entry, as: .hit) { return reply }
                 stored = nil
             }
             return try await call.refreshed(stored: stored)
         case .staleWhileRevalidate:
             guard let stored = await call.stored(), case let isStale = !call.isFresh(stored),
-                let reply = try await call.fromCache(stored, isStale: isStale)
+                let reply = try await call.fromCache(stored, isStale: isStale, as: isStale ? .stale : .hit)
             else {
                 return try await call.refreshed(stored: nil)
             }
@@ -104,7 +112,9 @@ extension NetworkClient {
                 return try await call.refreshed(stored: await call.stored())
             } catch  where Self.isUnreachable(error) {
                 // Read again: what a purge (a logout) removed meanwhile is not shown.
-                if let stored = await call.stored(), let reply = try await call.fromCache(stored, isStale: true) {
+                if let stored = await call.stored(),
+                    let reply = try await call.fromCache(stored, isStale: true, as: .offlineFallback)
+                {
                     return reply
                 }
                 throw error
@@ -129,7 +139,7 @@ extension NetworkClient {
 private struct CachedCall<Response: Sendable>: Sendable {
     let client: NetworkClient
     let endpoint: Endpoint<Response>
-    let request: HTTPRequest
+    private(set) var request: HTTPRequest
     let cache: ResponseCache
     let ticket: ResponseCache.Ticket
     let scope: RequestScope
@@ -147,6 +157,8 @@ private struct CachedCall<Response: Sendable>: Sendable {
 
     private init(_ call: CachedCall, scope: RequestScope) {
         (client, endpoint, request, cache, ticket) = (call.client, call.endpoint, call.request, call.cache, call.ticket)
+        // A refresh in the background is no caller's: it is not in the caller's timeline.
+        request.timeline = nil
         self.scope = scope
     }
 
@@ -165,9 +177,12 @@ private struct CachedCall<Response: Sendable>: Sendable {
 
     /// A stored answer given without the network: decoded (see ``decoded(_:isStale:)``), and
     /// refused once the request was cancelled, or the session left its epoch.
-    func fromCache(_ entry: CachedResponse, isStale: Bool = false) async throws(NetworkError) -> Reply<Response>? {
+    func fromCache(_ entry: CachedResponse, isStale: Bool = false, as outcome: RequestTimeline.CacheOutcome)
+        async throws(NetworkError) -> Reply<Response>?
+    {
         guard let reply = await decoded(entry, isStale: isStale) else { return nil }
         try checkScope("the cache was read")
+        request.timeline?.cache(outcome)
         return reply
     }
 
@@ -199,7 +214,7 @@ private struct CachedCall<Response: Sendable>: Sendable {
             outcome = try await client.perform(conditional ?? request, of: endpoint, in: scope) {
                 [client, endpoint, request] response in
                 if conditional != nil, response.status == 304 { return .notModified(response) }
-                return .answered(try client.decodedReply(response, to: endpoint, method: request.method))
+                return .answered(try client.decodedReply(response, to: endpoint, for: request))
             }
         } catch {
             if error.code == .httpStatus, [404, 410].contains(error.status) { await cache.remove(ticket) }
@@ -209,6 +224,7 @@ private struct CachedCall<Response: Sendable>: Sendable {
         case .answered(let reply):
             await cache.save(reply.response, answering: request, ticket: ticket)
             try checkScope("the answer was stored")
+            request.timeline?.cache(.miss)
             return reply
         case .notModified(let notModified):
             try checkScope("a 304 arrived")
@@ -219,6 +235,7 @@ private struct CachedCall<Response: Sendable>: Sendable {
                     ?? CachedResponse(refreshed, storedAt: cache.now())
                 if let reply = await decoded(entry, isStale: false, isRevalidated: true) {
                     try checkScope("the 304 was merged")
+                    request.timeline?.cache(.revalidated)
                     return reply
                 }
             } else {
@@ -235,7 +252,7 @@ private struct CachedCall<Response: Sendable>: Sendable {
     {
         do {
             return try client.decodedReply(
-                entry.response, to: endpoint, method: request.method,
+                entry.response, to: endpoint, for: request,
                 cached: CacheInfo(storedAt: entry.storedAt, isStale: isStale, isRevalidated: isRevalidated))
         } catch {
             if await stored()?.storedAt == entry.storedAt { await cache.remove(ticket) }

@@ -58,6 +58,9 @@ extension NetworkClient {
         /// ``NetworkClient/recentTraffic()`` (a bug report's HTTP archive). Default 0: none is
         /// kept, and nothing is spent on keeping them.
         public var keptExchanges: Int
+        /// What watches every request: each gets a ``RequestTimeline`` when it ends (see
+        /// ``RequestObserver``). Default none: then nothing is measured or recorded.
+        public var observers: [any RequestObserver]
 
         /// Creates a configuration.
         /// - Parameters:
@@ -92,6 +95,7 @@ extension NetworkClient {
             self.maximumResponseBodySize = 64 << 20
             self.redactor = .standard
             self.keptExchanges = 0
+            self.observers = []
         }
 
         /// The transport a client uses when its configuration sets none: on Linux a

@@ -38,19 +38,27 @@ extension NetworkClient {
             defer { finish(entry) }
             var request = try makeRequest(endpoint)
             request.progress = reporter
+            request = observing(request)
             let decoding = endpoint.decoding
             let method = request.method
+            let timeline = request.timeline
             do {
                 let scope = try await scope(of: entry, in: nil, request)
                 let value = try await perform(request, of: endpoint, in: scope) { [self] response in
+                    let start = timeline?.now
                     try validation.validate(response, method: method, checksContentType: decoding.checksContentType)
-                    return try decoding.decode(response, decodingContext)
+                    let value = try decoding.decode(response, decodingContext)
+                    if let start { timeline?.decoded(since: start) }
+                    timeline?.end(response, decoder: decodingContext.decoder)
+                    return value
                 }
                 reporter.finish(total: reporter.current.expected ?? reporter.current.completed)
                 return value
             } catch {
                 reporter.finish(total: nil)
-                throw await afterItsEpoch(NetworkError.wrapping(error), of: entry)
+                let failure = await afterItsEpoch(NetworkError.wrapping(error), of: entry)
+                timeline?.end(nil, failure: failure, decoder: decodingContext.decoder)
+                throw failure
             }
         }
     }
@@ -131,19 +139,26 @@ extension NetworkClient {
         request.download = DownloadTarget(
             file: job.partialFile, offset: offset, maximumSize: job.endpoint.maximumResponseBodySize)
         request.progress = reporter
+        request = observing(request)
         let method = request.method
         do {
             let scope = try await scope(of: entry, in: nil, request)
             let validation = validation
-            return try await perform(
+            let timeline = request.timeline
+            let file = try await perform(
                 request, of: job.endpoint.endpoint, in: scope,
                 discard: { file in try? FileManager.default.removeItem(at: file.url) },
                 finish: { response throws(NetworkError) in
                     try validation.validate(response, method: method, checksContentType: false)
-                    return try job.store(response)
+                    let file = try job.store(response)
+                    timeline?.end(response)
+                    return file
                 })
+            return file
         } catch {
-            throw job.failed(await afterItsEpoch(error, of: entry))
+            let failure = job.failed(await afterItsEpoch(error, of: entry))
+            request.timeline?.end(nil, failure: failure)
+            throw failure
         }
     }
 }

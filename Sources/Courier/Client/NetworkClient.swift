@@ -27,6 +27,9 @@ public actor NetworkClient {
     nonisolated let trafficLog: TrafficLog?
     private nonisolated let inFlight = InFlightRegistry()
     private nonisolated let shared = SharedTransfers()
+    /// Whether a request takes ``TraceContext/current`` along (the trace-context layer is
+    /// installed).
+    private nonisolated let carriesTraces: Bool
 
     /// Creates a client.
     /// - Parameter configuration: Base URL, timeouts, envelope format, session, cache, validation
@@ -37,6 +40,7 @@ public actor NetworkClient {
         let transport = configuration.transport ?? Configuration.defaultTransport()
         let log = configuration.keptExchanges > 0 ? TrafficLog(capacity: configuration.keptExchanges) : nil
         self.trafficLog = log
+        self.carriesTraces = configuration.interceptors.contains { $0.layer == .traceContext }
         self.chain = InterceptorChain(
             interceptors: (configuration.session.map { [SessionLayer(session: $0)] } ?? [])
                 + configuration.interceptors,
@@ -98,17 +102,33 @@ public actor NetworkClient {
     nonisolated func reply<Response>(
         to endpoint: Endpoint<Response>, request: HTTPRequest, in epoch: SessionEpoch?, isSessionWork: Bool = false
     ) async throws(NetworkError) -> Reply<Response> {
+        let request = observing(request)
         let entry = register(in: epoch, isSessionWork: isSessionWork)
         defer { finish(entry) }
         do {
             let scope = try await scope(of: entry, in: epoch, request)
-            guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly else {
-                return try await networkReply(to: endpoint, request: request, in: scope)
+            let reply: Reply<Response>
+            if let cache = configuration.cache, endpoint.cachePolicy != .networkOnly {
+                reply = try await self.reply(to: endpoint, request: request, cache: cache, in: scope)
+            } else {
+                reply = try await networkReply(to: endpoint, request: request, in: scope)
             }
-            return try await reply(to: endpoint, request: request, cache: cache, in: scope)
+            request.timeline?.end(reply.response, decoder: decodingContext.decoder)
+            return reply
         } catch {
-            throw await afterItsEpoch(error, of: entry)
+            let failure = await afterItsEpoch(error, of: entry)
+            request.timeline?.end(nil, failure: failure, decoder: decodingContext.decoder)
+            throw failure
         }
+    }
+
+    /// `request` with a recorder of its timeline, when the client has observers (which hear
+    /// that it started).
+    nonisolated func observing(_ request: HTTPRequest) -> HTTPRequest {
+        guard !configuration.observers.isEmpty else { return request }
+        var request = request
+        request.timeline = TimelineRecorder(observers: configuration.observers, request: request)
+        return request
     }
 
     /// Sends a built request through the layers and the transport, checks the answer and
@@ -117,15 +137,18 @@ public actor NetworkClient {
         to endpoint: Endpoint<Response>, request: HTTPRequest, in scope: RequestScope
     ) async throws(NetworkError) -> Reply<Response> {
         try await perform(request, of: endpoint, in: scope) { [self] response in
-            try decodedReply(response, to: endpoint, method: request.method)
+            try decodedReply(response, to: endpoint, for: request)
         }
     }
 
     /// An answer checked (status, content type) and decoded as `endpoint` says.
     nonisolated func decodedReply<Response>(
-        _ response: HTTPResponse, to endpoint: Endpoint<Response>, method: HTTPMethod, cached: CacheInfo? = nil
+        _ response: HTTPResponse, to endpoint: Endpoint<Response>, for request: HTTPRequest, cached: CacheInfo? = nil
     ) throws(NetworkError) -> Reply<Response> {
-        try validation.validate(response, method: method, checksContentType: endpoint.decoding.checksContentType)
+        let start = request.timeline?.now
+        defer { if let start { request.timeline?.decoded(since: start) } }
+        try validation.validate(
+            response, method: request.method, checksContentType: endpoint.decoding.checksContentType)
         return Reply(
             value: try endpoint.decoding.decode(response, decodingContext), response: response,
             decoder: decodingContext.decoder, cached: cached)
@@ -238,6 +261,7 @@ public actor NetworkClient {
         request.maximumResponseBodySize = endpoint.maximumResponseBodySize ?? configuration.maximumResponseBodySize
         request.redactor = configuration.redactor
         request.notes.call = ExchangeNotes.nextCall()
+        if carriesTraces { request.callerTrace = TraceContext.current }
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(
                 request, redactor: configuration.redactor)
@@ -271,7 +295,13 @@ public actor NetworkClient {
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
             // A shared answer is as old as its transfer, whichever caller stores it.
             let mark = sharing.map { _ in SharedTransferMark(order: cache?.nextOrder()) }
-            try await gate?.admit(request.url)
+            if let gate {
+                let start = request.timeline?.now
+                if try await gate.admit(request.url), let start {
+                    request.timeline?.waited(.reachability, since: start)
+                }
+            }
+            if sharing != nil { request.timeline?.startedSharedTransfer() }
             let response: HTTPResponse
             do {
                 response = try await chain.send(request, context: context, skipping: skipped)
@@ -302,9 +332,11 @@ public actor NetworkClient {
         let result: Result<Value, any Error>
         if let sharing {
             // The shared transfer runs in a task of its own; this caller waits for it here.
+            let start = request.timeline?.now
             do {
                 let response = try await shared.response(
                     for: sharing, cancellation: scope.entry.attach, start: transfer)
+                if let start { request.timeline?.joined(since: start) }
                 result = Result { try finishing(response) }
             } catch {
                 result = .failure(error)

@@ -40,6 +40,14 @@ public struct HTTPRequest: Sendable {
     /// What the layers tell a recorder of traffic: the call this attempt belongs to, the
     /// secret values they added and the parameters that change on every attempt.
     package var notes = ExchangeNotes()
+    /// Where the request's timeline is recorded, when the client has observers.
+    package var timeline: TimelineRecorder?
+    /// The trace the request belongs to, set by the trace-context layer; each attempt carries
+    /// it in a `traceparent` of its own.
+    var trace: TraceContext?
+    /// ``TraceContext/current`` of the task that made the request, when the client has the
+    /// trace-context layer (the layers run in a task of their own).
+    var callerTrace: TraceContext?
 
     /// Marks a value this request carries as secret: a recording of the traffic or a client's
     /// exported archive (``NetworkClient/recentTraffic()``) hides it wherever it appears (a

@@ -20,6 +20,8 @@ public struct HTTPResponse: Sendable {
     /// The shared transfer the answer came from, when identical requests shared it: their
     /// callers store it in the cache once.
     var sharedTransfer: SharedTransferMark?
+    /// What the transport measured beyond ``timings``, for a request's timeline.
+    package var exchangeFacts: ExchangeFacts?
     /// The body still arriving, for a request that asked for a streamed answer
     /// (``HTTPRequest/streaming``); ``body`` is empty then.
     var streamedBody: ResponseBodyStream.Reading?

@@ -69,6 +69,8 @@ public struct InterceptorLayer: RawRepresentable, Hashable, Sendable, Expressibl
     public static let retry: InterceptorLayer = "retry"
     /// The logging layer.
     public static let logging: InterceptorLayer = "logging"
+    /// ``TraceContextInterceptor``.
+    public static let traceContext: InterceptorLayer = "traceContext"
 }
 
 /// What an interceptor may know about the request it handles, beyond the request itself.
@@ -153,7 +155,9 @@ struct InterceptorChain: Sendable {
             // The last step before the wire: whatever a layer waited for (a token, a retry's
             // pause), nothing goes out for a session that has ended since the request began.
             try context.epoch.check("the request was about to be sent")
-            return try await transport.send(request)
+            let (sent, traceParent) = request.stampingTrace()
+            guard let timeline = request.timeline else { return try await transport.send(sent) }
+            return try await timeline.attempt(sent, traceParent: traceParent) { try await transport.send($0) }
         }
         let next = index + 1
         return try await interceptors[index].intercept(request, context: context) { request in

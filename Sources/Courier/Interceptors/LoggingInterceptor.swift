@@ -104,6 +104,7 @@ public struct LoggingInterceptor: Interceptor {
     private let sink: any LogSink
     private let includesDetails: Bool
     private let includesCurlCommands: Bool
+    private let includesPhases: Bool
 
     /// Creates the layer.
     /// - Parameters:
@@ -112,10 +113,17 @@ public struct LoggingInterceptor: Interceptor {
     ///   - includesCurlCommands: Whether each request is also logged as a redacted `curl`
     ///     command (``HTTPRequest/curlCommand(redactor:bodyLimit:)``, bodies up to 16 KB), at
     ///     ``LogEntry/Level/debug``.
-    public init(sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false) {
+    ///   - includesPhases: Whether an answer's line ends with the phases its transport
+    ///     measured (``RequestTimeline/Phases``): `[dns 0.05 ms, connect 0.12 ms, …]`, "not
+    ///     measured" for a phase the transport does not measure.
+    public init(
+        sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false,
+        includesPhases: Bool = false
+    ) {
         self.sink = sink
         self.includesDetails = includesDetails
         self.includesCurlCommands = includesCurlCommands
+        self.includesPhases = includesPhases
     }
 
     /// ``InterceptorLayer/logging``.
@@ -168,7 +176,8 @@ public struct LoggingInterceptor: Interceptor {
         do {
             let response = try await next(request)
             let size = response.bodyFile != nil ? "to a file" : "\(response.body.count) bytes"
-            let summary = "← \(response.status) \(method) (\(milliseconds(since: start)) ms, \(size))"
+            var summary = "← \(response.status) \(method) (\(milliseconds(since: start)) ms, \(size))"
+            if includesPhases { summary += " [\(RequestTimeline.Phases(of: response))]" }
             let level: LogEntry.Level = response.status >= 400 ? .warning : .info
             sink.write(LogEntry(event: .response, level: level, summary: summary, details: url))
             if includesDetails {
@@ -210,10 +219,14 @@ extension Interceptor where Self == LoggingInterceptor {
     ///   - includesDetails: Whether headers and bodies are logged too.
     ///   - includesCurlCommands: Whether each request is also logged as a redacted `curl`
     ///     command.
+    ///   - includesPhases: Whether an answer's line ends with its phases.
     /// - Returns: The layer.
     public static func logging(
-        sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false
+        sink: any LogSink = PrintLogSink(), includesDetails: Bool = false, includesCurlCommands: Bool = false,
+        includesPhases: Bool = false
     ) -> Self {
-        LoggingInterceptor(sink: sink, includesDetails: includesDetails, includesCurlCommands: includesCurlCommands)
+        LoggingInterceptor(
+            sink: sink, includesDetails: includesDetails, includesCurlCommands: includesCurlCommands,
+            includesPhases: includesPhases)
     }
 }

@@ -75,12 +75,13 @@ public struct RetryInterceptor: Interceptor {
                 }
                 wait = delay(after: attempt, retryAfter: response.headers["Retry-After"])
                 guard let wait else { return response }
-                try await pause(wait)
+                try await pause(wait, timeline: request.timeline)
             } catch let error as NetworkError where [.transport, .timedOut].contains(error.code) {
                 guard attempt < policy.maxAttempts, !Task.isCancelled else { throw error }
-                try await pause(delay(after: attempt, retryAfter: nil) ?? policy.baseDelay)
+                try await pause(delay(after: attempt, retryAfter: nil) ?? policy.baseDelay, timeline: request.timeline)
             }
             attempt += 1
+            request.timeline?.willResend(.retry)
         }
     }
 
@@ -96,7 +97,9 @@ public struct RetryInterceptor: Interceptor {
     }
 
     /// Sleeps without blocking a thread; cancellation ends the wait with ``NetworkError/Code/cancelled``.
-    private func pause(_ duration: Duration) async throws {
+    private func pause(_ duration: Duration, timeline: TimelineRecorder?) async throws {
+        let start = timeline?.now
+        defer { if let start { timeline?.waited(.retryDelay, since: start) } }
         do {
             try await Task.sleep(for: duration)
         } catch {

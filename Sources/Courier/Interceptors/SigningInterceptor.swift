@@ -184,6 +184,7 @@ public struct SigningInterceptor: Interceptor {
         else { return response }
         // Kept only when the server takes the request signed with it, within the session the
         // request began in.
+        request.timeline?.willResend(.resigned)
         let resent = try await next(sign(request, offset: candidate, at: now(), fileHash: fileHash))
         if clockCorrection.accepts(resent, context), context.epoch.isCurrent { offsets.set(candidate, for: origin) }
         return resent

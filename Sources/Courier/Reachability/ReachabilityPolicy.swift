@@ -15,16 +15,18 @@ struct ReachabilityGate: Sendable {
     let monitor: any ReachabilityMonitor
     let policy: ReachabilityPolicy
 
-    /// Returns when the request may go; throws ``NetworkError/Code/offline`` or
-    /// ``NetworkError/Code/cancelled`` otherwise. Loopback hosts are always reachable, unless
-    /// the monitor ``ReachabilityMonitor/gatesLoopback``.
-    func admit(_ url: URL) async throws(NetworkError) {
-        guard monitor.status == .offline, monitor.gatesLoopback || !Self.isLoopback(url) else { return }
+    /// Returns when the request may go (whether it waited for the network); throws
+    /// ``NetworkError/Code/offline`` or ``NetworkError/Code/cancelled`` otherwise. Loopback
+    /// hosts are always reachable, unless the monitor ``ReachabilityMonitor/gatesLoopback``.
+    @discardableResult
+    func admit(_ url: URL) async throws(NetworkError) -> Bool {
+        guard monitor.status == .offline, monitor.gatesLoopback || !Self.isLoopback(url) else { return false }
         switch policy {
         case .failFast:
             throw NetworkError(.offline, "The device is offline; the request was not sent.")
         case .waitForConnectivity(let timeout):
             try await waitForConnectivity(timeout)
+            return true
         }
     }
 

@@ -47,8 +47,10 @@ extension Session {
     }
 
     /// The credential to send a request of `epoch` with, refreshed first when it is about to
-    /// expire; `nil` while nobody is signed in.
-    func credentialToSend(in epoch: SessionEpoch, client: () -> ClientHandle) async throws(NetworkError) -> Sent? {
+    /// expire (a wait `timeline` records); `nil` while nobody is signed in.
+    func credentialToSend(in epoch: SessionEpoch, client: () -> ClientHandle, timeline: TimelineRecorder? = nil)
+        async throws(NetworkError) -> Sent?
+    {
         try await load()
         let (sent, expiring) = try lock.withLock { () -> Result<(Sent?, Bool), NetworkError> in
             guard state.epoch == epoch.number else {
@@ -59,6 +61,8 @@ extension Session {
             return .success((sent, isExpiring(credential)))
         }.get()
         guard let sent, expiring, refresh != nil else { return sent }
+        let start = timeline?.now
+        defer { if let start { timeline?.waited(.tokenRefresh, since: start) } }
         return try await renewed(after: sent, in: epoch, for: .refresh(nil), client: client())
     }
 

@@ -23,7 +23,8 @@ struct SessionLayer: Interceptor {
         // The refresh and the login send through the same client, without this layer; their
         // requests are the session's, which cancelAll() leaves alone.
         let client = { context.sessionClient() }
-        guard var sent = try await session.credentialToSend(in: epoch, client: client) else {
+        let timeline = request.timeline
+        guard var sent = try await session.credentialToSend(in: epoch, client: client, timeline: timeline) else {
             // Nobody is signed in: the request goes as it is, and its answer too.
             return try await next(request)
         }
@@ -49,16 +50,23 @@ struct SessionLayer: Interceptor {
                 }
                 caughtUp = true
                 sent = newer
+                timeline?.willResend(.newerToken)
             case .refresh(let cause):
                 guard !refreshed else { return response }
                 refreshed = true
+                let start = timeline?.now
                 sent = try await session.renewed(after: sent, in: epoch, for: .refresh(cause), client: client())
+                if let start { timeline?.waited(.tokenRefresh, since: start) }
+                timeline?.willResend(.refreshedToken)
             case .logIn(let cause):
                 guard !loggedIn else {
                     throw await session.end(epoch, cause, "The session expired and logging in again did not help.")
                 }
                 loggedIn = true
+                let start = timeline?.now
                 sent = try await session.renewed(after: sent, in: epoch, for: .logIn(cause), client: client())
+                if let start { timeline?.waited(.logIn, since: start) }
+                timeline?.willResend(.afterLogIn)
             }
             response = try await next(try attaching(sent.credential.accessToken, to: request))
             request.streaming?.sent = sent

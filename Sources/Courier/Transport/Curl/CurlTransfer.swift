@@ -47,6 +47,8 @@
         private var uploadDescriptor: Int32 = -1
         private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
         private let faults: CurlFaults
+        /// Whether the request's timeline wants the connection and byte counts too.
+        private let measuresFacts: Bool
 
         /// Configures an easy handle for one exchange.
         /// - Parameters:
@@ -79,6 +81,7 @@
             self.deadline = deadline
             self.faults = faults
             self.freshConnection = freshConnection
+            self.measuresFacts = request.timeline != nil
             errorBuffer.initialize(repeating: 0, count: 256)
             try configure(
                 request, body: body, timeout: timeout, tls: tls, cookieJar: cookieJar, keptConnections: keptConnections)
@@ -419,6 +422,7 @@
                     response.bodyFile = file
                     response.timings = timings()
                     response.httpVersion = version
+                    if measuresFacts { response.exchangeFacts = facts() }
                     return response
                 }
             }
@@ -448,6 +452,33 @@
                 tlsHandshake: duration(Int32(COURIER_CURLINFO_APPCONNECT_TIME_T)),
                 firstByte: duration(Int32(COURIER_CURLINFO_STARTTRANSFER_TIME_T)),
                 total: duration(Int32(COURIER_CURLINFO_TOTAL_TIME_T)))
+        }
+
+        /// What libcurl counted beyond the timings, for a request's timeline.
+        private func facts() -> ExchangeFacts {
+            func long(_ info: Int32) -> Int? {
+                var value = 0
+                return courier_curl_getinfo_long(easy, info, &value) == 0 ? value : nil
+            }
+            func offset(_ info: Int32) -> Int64? {
+                var value: Int64 = 0
+                return courier_curl_getinfo_offset(easy, info, &value) == 0 ? value : nil
+            }
+            var facts = ExchangeFacts()
+            facts.requestSent = offset(Int32(COURIER_CURLINFO_POSTTRANSFER_TIME_T)).map { .microseconds($0) }
+            facts.isReused = long(Int32(COURIER_CURLINFO_NUM_CONNECTS)).map { $0 == 0 }
+            var address: UnsafePointer<CChar>?
+            if courier_curl_getinfo_string(easy, Int32(COURIER_CURLINFO_PRIMARY_IP), &address) == 0, let address,
+                address.pointee != 0
+            {
+                facts.remoteAddress = ExchangeFacts.address(
+                    String(cString: address), port: long(Int32(COURIER_CURLINFO_PRIMARY_PORT)))
+            }
+            facts.requestHeaderBytes = long(Int32(COURIER_CURLINFO_REQUEST_SIZE))
+            facts.requestBodyBytes = offset(Int32(COURIER_CURLINFO_SIZE_UPLOAD_T)).map { Int($0) }
+            facts.responseHeaderBytes = long(Int32(COURIER_CURLINFO_HEADER_SIZE))
+            facts.responseBodyBytes = offset(Int32(COURIER_CURLINFO_SIZE_DOWNLOAD_T)).map { Int($0) }
+            return facts
         }
 
         // MARK: - Callbacks (loop thread)

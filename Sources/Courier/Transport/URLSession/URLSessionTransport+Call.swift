@@ -35,8 +35,13 @@ extension URLSessionTransport {
         private var deadlineToken: Deadlines.Token?
         private weak var registry: SessionDelegate?
         private var head: Head?
-        /// Phase timings and the HTTP version from the task's metrics (Apple platforms).
-        private var metrics: (timings: TransferTimings?, httpVersion: String?)
+        /// Phase timings, the HTTP version and the rest the task's metrics tell (Apple
+        /// platforms).
+        private var metrics: (timings: TransferTimings?, httpVersion: String?, facts: ExchangeFacts?)
+        /// When the call began, and when the answer's head arrived since, for a request's
+        /// timeline (`nil` when nobody records one).
+        private let began: ContinuousClock.Instant?
+        private var headArrived: Duration?
         private let sink: ResponseBodySink
         /// Set when the caller reads a 2xx body as it arrives.
         private let streaming: StreamRequest?
@@ -67,6 +72,7 @@ extension URLSessionTransport {
             self.streaming = original.streaming
             self.deadline = deadline
             self.timedOut = timedOut
+            self.began = original.timeline == nil ? nil : .now
         }
 
         /// Arms the deadline, then makes, registers and resumes the task, unless the call was
@@ -186,6 +192,7 @@ extension URLSessionTransport {
             }
             let head = Head(http)
             self.head = head
+            if let began { headArrived = .now - began }
             // A streamed body has no size limit and no destination: its reader bounds it.
             guard let streaming, StreamRequest.streams(status: head.status, headers: head.headers) else {
                 do throws(NetworkError) {
@@ -276,8 +283,8 @@ extension URLSessionTransport {
 
         /// Records what the task's metrics tell, for the answer (Apple platforms, where
         /// `URLSession` reports them just before the task completes).
-        func collected(timings: TransferTimings?, httpVersion: String?) {
-            lock.withLock { metrics = (timings, httpVersion) }
+        func collected(timings: TransferTimings?, httpVersion: String?, facts: ExchangeFacts) {
+            lock.withLock { metrics = (timings, httpVersion, facts) }
         }
 
         /// Reports request body bytes sent.
@@ -306,6 +313,15 @@ extension URLSessionTransport {
             let head = override.map(Head.init) ?? self.head ?? fallback.map(Head.init)
             let metrics = self.metrics
             let deadlineToken = self.deadlineToken
+            // Measured here where the task's metrics say nothing (Linux): when the head and the
+            // whole answer reached the call.
+            var measured = metrics.facts
+            if let began {
+                measured = measured ?? ExchangeFacts()
+                measured?.headReceived = headArrived
+                measured?.bodyReceived = .now - began
+            }
+            let facts = measured
             lock.unlock()
             deadlineToken.map(Deadlines.shared.disarm)
             finishingSink { [self] in
@@ -318,6 +334,7 @@ extension URLSessionTransport {
                             var response = Self.httpResponse(head, body: collected.body, file: collected.file)
                             response.timings = metrics.timings
                             response.httpVersion = metrics.httpVersion
+                            response.exchangeFacts = facts
                             return response
                         }.mapError { $0 })
                 } else {

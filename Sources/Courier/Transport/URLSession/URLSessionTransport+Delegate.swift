@@ -101,20 +101,33 @@ extension URLSessionTransport {
         }
 
         #if !canImport(FoundationNetworking)
-            /// Apple platforms: the phase timings and protocol of the task's last network load.
+            /// Apple platforms: the phase timings, protocol, connection and byte counts of the task's
+            /// last network load.
             func urlSession(
                 _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
             ) {
                 let transactions = metrics.transactionMetrics
                 guard let last = transactions.last(where: { $0.resourceFetchType == .networkLoad }) ?? transactions.last
                 else { return }
+                var facts = ExchangeFacts()
+                if let start = last.fetchStartDate, let sent = last.requestEndDate, sent >= start {
+                    facts.requestSent = .microseconds(
+                        Int64((min(sent.timeIntervalSince(start), 3.2e7) * 1e6).rounded()))
+                }
+                facts.isReused = last.isReusedConnection
+                facts.remoteAddress = last.remoteAddress.map { ExchangeFacts.address($0, port: last.remotePort) }
+                facts.requestHeaderBytes = Int(last.countOfRequestHeaderBytesSent)
+                facts.requestBodyBytes = Int(last.countOfRequestBodyBytesSent)
+                facts.responseHeaderBytes = Int(last.countOfResponseHeaderBytesReceived)
+                facts.responseBodyBytes = Int(last.countOfResponseBodyBytesReceived)
                 call(for: task)?.collected(
                     timings: TransferTimings(
                         start: last.fetchStartDate, nameLookupEnd: last.domainLookupEndDate,
                         connectEnd: last.secureConnectionStartDate ?? last.connectEndDate,
                         tlsEnd: last.secureConnectionEndDate,
                         firstByte: last.responseStartDate, end: last.responseEndDate),
-                    httpVersion: TransferTimings.httpVersion(fromProtocolName: last.networkProtocolName))
+                    httpVersion: TransferTimings.httpVersion(fromProtocolName: last.networkProtocolName),
+                    facts: facts)
             }
         #endif
 

@@ -1,0 +1,247 @@
+import Foundation
+
+/// Where the time of one request went, from the call to its answer: what it waited for inside
+/// Courier, each attempt on the wire with its phases, the cache and shared-transfer outcome,
+/// the decoding, and how it ended. A ``RequestObserver`` gets one when the request ends.
+///
+/// Every duration is measured with a monotonic clock. A phase a transport cannot measure is
+/// `nil` ("not measured"), never zero: zero means it did not happen (a reused connection has no
+/// name lookup or connect, plain HTTP no TLS handshake).
+public struct RequestTimeline: Sendable {
+    /// The request as its endpoint built it, before the layers, its secrets hidden.
+    public var request: ObservedRequest
+    /// When it began, by the wall clock.
+    public var startedAt: Date
+    /// What it waited for inside Courier before or between its attempts, in order.
+    public var waits: [Wait]
+    /// Each time it went to the transport: the first send, a retry, a send with a refreshed
+    /// token or after a login. Empty for an answer from the cache, or from a transfer another
+    /// request started (see ``sharedTransfer``).
+    public var attempts: [Attempt]
+    /// What the cache did, for an endpoint whose policy uses it.
+    public var cache: CacheOutcome?
+    /// Whether the request shared its transfer with identical requests in flight.
+    public var sharedTransfer: SharedTransferRole?
+    /// How long checking and decoding the answer took; `nil` when no answer was decoded.
+    public var decoding: Duration?
+    /// From the call until the answer was decoded or the request failed.
+    public var total: Duration
+    /// The HTTP status of the answer it ended with, if one arrived.
+    public var status: Int?
+    /// Why it failed; `nil` when it succeeded.
+    public var failure: NetworkError.Code?
+    /// The trace it belongs to (32 lowercase hex digits), when a ``TraceContextInterceptor``
+    /// sent it with a `traceparent`.
+    public var traceID: String?
+    /// The answer's body and the client's decoder, for ``businessCode``.
+    var envelope: EnvelopeReading?
+
+    /// The business code of the answer's envelope, read from its body when asked (each time),
+    /// or `nil` when it has none or the body is not an envelope.
+    public var businessCode: BusinessCode? {
+        guard let envelope else { return nil }
+        return EnvelopeProbe.code(in: envelope.body, decoder: envelope.decoder)
+    }
+
+    /// What the request waited for inside Courier.
+    public struct Wait: Sendable, Hashable {
+        /// What it waited for.
+        public var kind: WaitKind
+        /// When the wait began, since the request began.
+        public var start: Duration
+        /// How long it lasted.
+        public var duration: Duration
+    }
+
+    /// What a request can wait for inside Courier.
+    public enum WaitKind: String, Sendable, Hashable {
+        /// The network to come back (``ReachabilityPolicy/waitForConnectivity(timeout:)``).
+        case reachability
+        /// A token refresh: its own, or one another request started.
+        case tokenRefresh
+        /// A login without the user.
+        case logIn
+        /// The retry layer's pause before sending again.
+        case retryDelay
+        /// The answer of an identical request's transfer it joined.
+        case sharedTransfer
+    }
+
+    /// Why an attempt was sent.
+    public enum AttemptReason: String, Sendable, Hashable {
+        /// The first send.
+        case first
+        /// The retry layer sent it again after a failure or a retryable status.
+        case retry
+        /// The signing layer signed it again with the server's clock.
+        case resigned
+        /// Sent again with a refreshed token.
+        case refreshedToken
+        /// Sent again after a login without the user.
+        case afterLogIn
+        /// Sent again with a token another request's renewal brought.
+        case newerToken
+        /// A layer of the app's sent it again.
+        case other
+    }
+
+    /// What the cache did for a request.
+    public enum CacheOutcome: String, Sendable, Hashable {
+        /// Nothing usable was stored: the network answered, and its answer was stored.
+        case miss
+        /// A fresh stored answer was given without the network.
+        case hit
+        /// The network confirmed the stored answer (`304`).
+        case revalidated
+        /// A stale stored answer was given while a refresh runs in the background.
+        case stale
+        /// The network could not be reached, and the stored answer was given.
+        case offlineFallback
+    }
+
+    /// A request's part in a transfer shared by identical requests in flight
+    /// (``Endpoint/sharingIdenticalRequests(_:)``).
+    public enum SharedTransferRole: String, Sendable, Hashable {
+        /// Its transfer was open for identical requests to join; its attempts are its own.
+        case started
+        /// It joined another request's transfer and waited for its answer: its timeline has
+        /// no attempts, and a ``WaitKind/sharedTransfer`` wait.
+        case joined
+    }
+
+    /// One send through the transport.
+    public struct Attempt: Sendable, Hashable {
+        /// 1 for the first.
+        public var number: Int
+        /// Why it was sent.
+        public var reason: AttemptReason
+        /// The request as it went to the transport (token, signature, common parameters), its
+        /// secrets hidden.
+        public var request: ObservedRequest
+        /// When it began, since the request began.
+        public var start: Duration
+        /// How long it took, until the answer's body arrived or it failed.
+        public var duration: Duration
+        /// Its phases, as the transport measured them.
+        public var phases: Phases
+        /// The connection it went over.
+        public var connection: Connection
+        /// The bytes it sent and received.
+        public var bytes: ByteCounts
+        /// The HTTP status of its answer, if one arrived.
+        public var status: Int?
+        /// Why it failed, when it did.
+        public var failure: NetworkError.Code?
+        /// The `traceparent` it carried (one per attempt, each with its own span id).
+        public var traceParent: String?
+    }
+
+    /// The phases of one attempt, each measured from its start until the phase ended; `nil`
+    /// when the transport does not measure it, zero when it did not happen.
+    public struct Phases: Sendable, Hashable {
+        /// Until the host name was resolved.
+        public var nameLookup: Duration?
+        /// Until the TCP connection was made.
+        public var connect: Duration?
+        /// Until the TLS handshake was done.
+        public var tlsHandshake: Duration?
+        /// Until the request's last byte was sent.
+        public var requestSent: Duration?
+        /// Until the answer's first byte arrived.
+        public var firstByte: Duration?
+        /// Until the answer's body was complete.
+        public var bodyReceived: Duration?
+
+        /// Creates phases; each is `nil` ("not measured") unless given.
+        public init(
+            nameLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
+            requestSent: Duration? = nil, firstByte: Duration? = nil, bodyReceived: Duration? = nil
+        ) {
+            self.nameLookup = nameLookup
+            self.connect = connect
+            self.tlsHandshake = tlsHandshake
+            self.requestSent = requestSent
+            self.firstByte = firstByte
+            self.bodyReceived = bodyReceived
+        }
+    }
+
+    /// The connection an attempt went over; `nil` where the transport does not say.
+    public struct Connection: Sendable, Hashable {
+        /// The HTTP version: `1.1`, `2`.
+        public var httpVersion: String?
+        /// Whether an earlier request's connection was used again.
+        public var isReused: Bool?
+        /// The server's address, as the transport connected to it (`127.0.0.1:8080`).
+        public var remoteAddress: String?
+    }
+
+    /// The bytes of one attempt, headers and body apart; `nil` where the transport does not
+    /// count them.
+    public struct ByteCounts: Sendable, Hashable {
+        /// The request's head as sent.
+        public var requestHeaders: Int?
+        /// The request's body as sent.
+        public var requestBody: Int?
+        /// The answer's head (interim answers and redirects included).
+        public var responseHeaders: Int?
+        /// The answer's body as received.
+        public var responseBody: Int?
+    }
+}
+
+/// A request as an observer sees it: its secrets hidden, by the client's
+/// ``NetworkClient/Configuration/redactor`` and by value (``HTTPRequest/markAsSecret(_:)``).
+public struct ObservedRequest: Sendable, Hashable {
+    /// The same for every attempt of one request, and for its timeline; never 0.
+    public var id: UInt64
+    /// The method.
+    public var method: HTTPMethod
+    /// The URL with its query, secrets hidden.
+    public var url: String
+    /// The header fields, secrets hidden.
+    public var headers: HTTPHeaders
+}
+
+/// An answer's body to read a business code from when asked, with the client's decoder.
+struct EnvelopeReading: Sendable {
+    let body: Data
+    let decoder: JSONDecoder
+}
+
+extension RequestTimeline.Phases: CustomStringConvertible {
+    /// The phases of an answer as its transport measured them (``HTTPResponse/timings``, and
+    /// what a client with observers asked it for): the phases of ``RequestTimeline/Attempt``.
+    /// - Parameter response: The answer.
+    public init(of response: HTTPResponse) {
+        if let timings = response.timings {
+            self.init(
+                nameLookup: timings.nameLookup, connect: timings.connect, tlsHandshake: timings.tlsHandshake,
+                firstByte: timings.firstByte, bodyReceived: timings.total)
+        } else {
+            self.init()
+        }
+        if let facts = response.exchangeFacts {
+            requestSent = facts.requestSent
+            if firstByte == nil { firstByte = facts.headReceived }
+            if bodyReceived == nil { bodyReceived = facts.bodyReceived }
+        }
+    }
+
+    /// `dns 0.05 ms, connect 0.12 ms, tls 0 ms, sent not measured, first byte 1.30 ms, body
+    /// 1.41 ms`: each phase since the attempt began, in milliseconds.
+    public var description: String {
+        [
+            ("dns", nameLookup), ("connect", connect), ("tls", tlsHandshake), ("sent", requestSent),
+            ("first byte", firstByte), ("body", bodyReceived),
+        ].map { name, value in "\(name) \(value.map(Self.milliseconds) ?? "not measured")" }.joined(separator: ", ")
+    }
+
+    private static func milliseconds(_ duration: Duration) -> String {
+        let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        guard microseconds != 0 else { return "0 ms" }
+        let hundredths = (microseconds + 5) / 10
+        let fraction = String(hundredths % 100)
+        return "\(hundredths / 100).\(fraction.count == 1 ? "0" + fraction : fraction) ms"
+    }
+}
