@@ -24,6 +24,7 @@ let all: [(String, () async throws -> [Measurement])] = [
     ("S7", scenarios.s7Download), ("S8", scenarios.s8Upload), ("S9", scenarios.s9RefreshStorm),
     ("S10", scenarios.s10Soak), ("S11", scenarios.s11Cache), ("S12", scenarios.s12Redaction),
     ("S13", scenarios.s13Streams), ("S14", scenarios.s14Pages), ("S15", scenarios.s15Recording),
+    ("S16", scenarios.s16Observation),
 ]
 var results: [Measurement] = []
 // The soak (S10) is never short: it runs when named (CI: --only S10 --check) or in a full run.

@@ -121,8 +121,19 @@ int courier_curl_getinfo_long(courier_curl_easy *easy, int info, long *value) {
 int courier_curl_getinfo_offset(courier_curl_easy *easy, int info, int64_t *value) {
     return curl.easy_getinfo(easy, info, value);
 }
-int courier_curl_getinfo_string(courier_curl_easy *easy, int info, const char **value) {
-    return curl.easy_getinfo(easy, info, value);
+void courier_curl_read_facts(courier_curl_easy *easy, courier_curl_facts *facts) {
+    if (curl.easy_getinfo(easy, COURIER_CURLINFO_POSTTRANSFER_TIME_T, &facts->post_transfer_us) != 0)
+        facts->post_transfer_us = -1;
+    if (curl.easy_getinfo(easy, COURIER_CURLINFO_NUM_CONNECTS, &facts->new_connections) != 0)
+        facts->new_connections = -1;
+    if (curl.easy_getinfo(easy, COURIER_CURLINFO_REQUEST_SIZE, &facts->request_header_bytes) != 0)
+        facts->request_header_bytes = -1;
+    if (curl.easy_getinfo(easy, COURIER_CURLINFO_HEADER_SIZE, &facts->response_header_bytes) != 0)
+        facts->response_header_bytes = -1;
+    if (curl.easy_getinfo(easy, COURIER_CURLINFO_SIZE_UPLOAD_T, &facts->uploaded) != 0) facts->uploaded = -1;
+    if (curl.easy_getinfo(easy, COURIER_CURLINFO_SIZE_DOWNLOAD_T, &facts->downloaded) != 0) facts->downloaded = -1;
+    if (curl.easy_getinfo(easy, COURIER_CURLINFO_PRIMARY_PORT, &facts->primary_port) != 0) facts->primary_port = -1;
+    if (curl.easy_getinfo(easy, COURIER_CURLINFO_PRIMARY_IP, &facts->primary_ip) != 0) facts->primary_ip = 0;
 }
 const char *courier_curl_easy_strerror(int code) { return curl.easy_strerror(code); }
 int courier_curl_easy_pause(courier_curl_easy *easy, int bitmask) { return curl.easy_pause(easy, bitmask); }

@@ -33,7 +33,21 @@ int courier_curl_setopt_offset(courier_curl_easy *easy, int option, int64_t valu
 int courier_curl_setopt_function(courier_curl_easy *easy, int option, void (*function)(void));
 int courier_curl_getinfo_long(courier_curl_easy *easy, int info, long *value);
 int courier_curl_getinfo_offset(courier_curl_easy *easy, int info, int64_t *value);
-int courier_curl_getinfo_string(courier_curl_easy *easy, int info, const char **value);
+
+/// What libcurl counted about a finished transfer, for a request's timeline; -1 where it does
+/// not say (`post_transfer_us` before libcurl 8.10).
+typedef struct {
+    int64_t post_transfer_us;
+    long new_connections;
+    long request_header_bytes;
+    long response_header_bytes;
+    int64_t uploaded;
+    int64_t downloaded;
+    long primary_port;
+    const char *primary_ip;
+} courier_curl_facts;
+/// Fills `facts` with one call across the C boundary.
+void courier_curl_read_facts(courier_curl_easy *easy, courier_curl_facts *facts);
 const char *courier_curl_easy_strerror(int code);
 /// Pauses receiving (`COURIER_CURLPAUSE_RECV`) or lets a transfer go on (`COURIER_CURLPAUSE_CONT`).
 int courier_curl_easy_pause(courier_curl_easy *easy, int bitmask);

@@ -40,14 +40,9 @@ public struct HTTPRequest: Sendable {
     /// What the layers tell a recorder of traffic: the call this attempt belongs to, the
     /// secret values they added and the parameters that change on every attempt.
     package var notes = ExchangeNotes()
-    /// Where the request's timeline is recorded, when the client has observers.
-    package var timeline: TimelineRecorder?
-    /// The trace the request belongs to, set by the trace-context layer; each attempt carries
-    /// it in a `traceparent` of its own.
-    var trace: TraceContext?
-    /// ``TraceContext/current`` of the task that made the request, when the client has the
-    /// trace-context layer (the layers run in a task of their own).
-    var callerTrace: TraceContext?
+    /// What observes the request and the trace it belongs to; `nil` (one word to copy) for
+    /// a client without observers or the trace-context layer.
+    private var observation: Observation?
 
     /// Marks a value this request carries as secret: a recording of the traffic or a client's
     /// exported archive (``NetworkClient/recentTraffic()``) hides it wherever it appears (a
@@ -259,5 +254,47 @@ public struct HTTPRequest: Sendable {
     func redactedURL(redactor: Redactor) -> String {
         let suffix = query.isEmpty ? "" : "?" + query.encoded
         return redactor.redact(url: url.absoluteString + suffix)
+    }
+}
+
+extension HTTPRequest {
+    /// The request's timeline recorder and traces, kept together in one reference so that a
+    /// request without them stays small to copy.
+    private final class Observation: Sendable {
+        let timeline: TimelineRecorder?
+        let trace: TraceContext?
+        let callerTrace: TraceContext?
+
+        init(timeline: TimelineRecorder?, trace: TraceContext?, callerTrace: TraceContext?) {
+            self.timeline = timeline
+            self.trace = trace
+            self.callerTrace = callerTrace
+        }
+
+        /// `nil` when it holds nothing.
+        static func of(timeline: TimelineRecorder?, trace: TraceContext?, callerTrace: TraceContext?) -> Observation? {
+            timeline == nil && trace == nil && callerTrace == nil
+                ? nil : Observation(timeline: timeline, trace: trace, callerTrace: callerTrace)
+        }
+    }
+
+    /// Where the request's timeline is recorded, when the client has observers.
+    package var timeline: TimelineRecorder? {
+        get { observation?.timeline }
+        set { observation = .of(timeline: newValue, trace: trace, callerTrace: callerTrace) }
+    }
+
+    /// The trace the request belongs to, set by the trace-context layer; each attempt carries
+    /// it in a `traceparent` of its own.
+    var trace: TraceContext? {
+        get { observation?.trace }
+        set { observation = .of(timeline: timeline, trace: newValue, callerTrace: callerTrace) }
+    }
+
+    /// ``TraceContext/current`` of the task that made the request, when the client has the
+    /// trace-context layer (the layers run in a task of their own).
+    var callerTrace: TraceContext? {
+        get { observation?.callerTrace }
+        set { observation = .of(timeline: timeline, trace: trace, callerTrace: newValue) }
     }
 }

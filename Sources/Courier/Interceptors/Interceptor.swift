@@ -157,7 +157,15 @@ struct InterceptorChain: Sendable {
             try context.epoch.check("the request was about to be sent")
             let (sent, traceParent) = request.stampingTrace()
             guard let timeline = request.timeline else { return try await transport.send(sent) }
-            return try await timeline.attempt(sent, traceParent: traceParent) { try await transport.send($0) }
+            let attempt = timeline.attemptStarting(sent, traceParent: traceParent)
+            do {
+                let response = try await transport.send(sent)
+                timeline.attemptEnded(attempt, of: sent, response: response)
+                return response
+            } catch {
+                timeline.attemptEnded(attempt, of: sent, response: nil, error: error)
+                throw error
+            }
         }
         let next = index + 1
         return try await interceptors[index].intercept(request, context: context) { request in

@@ -23,7 +23,7 @@ package struct ExchangeFacts: Sendable, Hashable {
 
     /// `host:port`, with brackets around an IPv6 address.
     static func address(_ host: String, port: Int?) -> String {
-        let host = host.contains(":") ? "[\(host)]" : host
+        let host = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
         return port.map { "\(host):\($0)" } ?? host
     }
 }

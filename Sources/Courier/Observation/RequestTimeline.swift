@@ -192,15 +192,67 @@ public struct RequestTimeline: Sendable {
 
 /// A request as an observer sees it: its secrets hidden, by the client's
 /// ``NetworkClient/Configuration/redactor`` and by value (``HTTPRequest/markAsSecret(_:)``).
-public struct ObservedRequest: Sendable, Hashable {
+///
+/// The URL and headers are redacted when read, so an observer that does not read them costs the
+/// request nothing: read each once. Printed or dumped, it shows only what is hidden already.
+public struct ObservedRequest: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     /// The same for every attempt of one request, and for its timeline; never 0.
-    public var id: UInt64
+    public let id: UInt64
     /// The method.
-    public var method: HTTPMethod
-    /// The URL with its query, secrets hidden.
-    public var url: String
-    /// The header fields, secrets hidden.
-    public var headers: HTTPHeaders
+    public let method: HTTPMethod
+    private let rawURL: URL
+    private let query: Parameters
+    private let rawHeaders: HTTPHeaders
+    private let redactor: Redactor
+    private let secretValues: [String]
+
+    init(_ request: HTTPRequest) {
+        id = request.notes.call
+        method = request.method
+        rawURL = request.url
+        query = request.query
+        rawHeaders = request.wireHeaders
+        redactor = request.redactor
+        secretValues = request.notes.secretValues
+    }
+
+    /// The URL with its query, secrets hidden (redacted each time it is read).
+    public var url: String {
+        let suffix = query.isEmpty ? "" : "?" + query.encoded
+        return ArchiveRedaction(redactor: redactor, secretValues: secretValues).url(rawURL.absoluteString + suffix)
+    }
+
+    /// The header fields as sent (with the body's `Content-Type`), secrets hidden (redacted
+    /// each time they are read).
+    public var headers: HTTPHeaders {
+        let hiding = ArchiveRedaction(redactor: redactor, secretValues: secretValues)
+        return HTTPHeaders(rawHeaders.fields.map { .init(name: $0.name, value: hiding.field($0.name, $0.value)) })
+    }
+
+    /// The method and the URL: `GET https://api.example.com/v1/orders?page=1&token=<redacted>`.
+    public var description: String { "\(method.rawValue) \(url)" }
+
+    /// Its id, method, URL and headers, secrets hidden.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["id": id, "method": method, "url": url, "headers": headers])
+    }
+
+    /// Whether two are the same request as the observer sees them.
+    /// - Parameters:
+    ///   - lhs: One.
+    ///   - rhs: The other.
+    /// - Returns: `true` when their ids, methods, URLs and headers are equal.
+    public static func == (lhs: ObservedRequest, rhs: ObservedRequest) -> Bool {
+        lhs.id == rhs.id && lhs.method == rhs.method && lhs.url == rhs.url && lhs.headers == rhs.headers
+    }
+
+    /// Hashes its id, method and URL.
+    /// - Parameter hasher: The hasher.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(method)
+        hasher.combine(url)
+    }
 }
 
 /// An answer's body to read a business code from when asked, with the client's decoder.

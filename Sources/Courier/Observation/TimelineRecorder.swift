@@ -6,28 +6,39 @@ import Foundation
 /// they wait for and why they send again. Once the request ended, what arrives late (an attempt
 /// of a transfer shared with others) is not recorded.
 ///
-/// `@unchecked Sendable`: every `var` is guarded by `lock`.
+/// `@unchecked Sendable`: every `var` is guarded by `mutex`, a plain one: `NSLock` costs several
+/// allocations on Linux, and a recorder is made for every request.
 package final class TimelineRecorder: @unchecked Sendable {
     private let observers: [any RequestObserver]
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
     /// The request as its endpoint built it.
     private let request: ObservedRequest
-    private let lock = NSLock()
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var timeline: RequestTimeline
     /// Why the next attempt is sent, when a layer said.
     private var nextReason: RequestTimeline.AttemptReason?
     private var hasEnded = false
 
     init(observers: [any RequestObserver], request: HTTPRequest) {
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
         self.observers = observers
         self.started = clock.now
-        let observed = Self.observed(request)
+        let observed = ObservedRequest(request)
         self.request = observed
         timeline = RequestTimeline(
             request: observed, startedAt: Date(), waits: [], attempts: [], total: .zero, envelope: nil)
         for observer in observers { observer.requestStarted(observed) }
     }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    private func lock() { pthread_mutex_lock(mutex) }
+    private func unlock() { pthread_mutex_unlock(mutex) }
 
     /// The time now, to pass back to ``waited(_:since:)`` or ``decoded(since:)``.
     var now: ContinuousClock.Instant { clock.now }
@@ -35,124 +46,132 @@ package final class TimelineRecorder: @unchecked Sendable {
     /// The request waited for `kind` from `start` until now.
     func waited(_ kind: RequestTimeline.WaitKind, since start: ContinuousClock.Instant) {
         let end = clock.now
-        lock.withLock {
-            guard !hasEnded else { return }
+        lock()
+        if !hasEnded {
             timeline.waits.append(RequestTimeline.Wait(kind: kind, start: start - started, duration: end - start))
         }
+        unlock()
     }
 
     /// The next attempt is sent for `reason` (a layer about to send the request again).
     func willResend(_ reason: RequestTimeline.AttemptReason) {
-        lock.withLock { nextReason = reason }
+        lock()
+        nextReason = reason
+        unlock()
     }
 
     /// What the cache did.
     func cache(_ outcome: RequestTimeline.CacheOutcome) {
-        lock.withLock { if !hasEnded { timeline.cache = outcome } }
+        lock()
+        if !hasEnded { timeline.cache = outcome }
+        unlock()
     }
 
     /// The request's transfer is open for identical requests to join.
     func startedSharedTransfer() {
-        lock.withLock { if !hasEnded { timeline.sharedTransfer = .started } }
+        lock()
+        if !hasEnded { timeline.sharedTransfer = .started }
+        unlock()
     }
 
     /// The request waited from `start` until now for a shared transfer's answer: one it joined,
     /// unless it started it.
     func joined(since start: ContinuousClock.Instant) {
         let end = clock.now
-        lock.withLock {
-            guard !hasEnded, timeline.sharedTransfer != .started else { return }
+        lock()
+        if !hasEnded, timeline.sharedTransfer != .started {
             timeline.sharedTransfer = .joined
             timeline.waits.append(
                 RequestTimeline.Wait(kind: .sharedTransfer, start: start - started, duration: end - start))
         }
+        unlock()
     }
 
     /// Checking and decoding the answer took from `start` until now.
     func decoded(since start: ContinuousClock.Instant) {
         let end = clock.now
-        lock.withLock { if !hasEnded { timeline.decoding = (timeline.decoding ?? .zero) + (end - start) } }
+        lock()
+        if !hasEnded { timeline.decoding = (timeline.decoding ?? .zero) + (end - start) }
+        unlock()
     }
 
-    /// Sends one attempt through `send` (the transport), recording its phases and outcome.
-    func attempt(
-        _ request: HTTPRequest, traceParent: String?,
-        send: (HTTPRequest) async throws -> HTTPResponse
-    ) async throws -> HTTPResponse {
-        let sent = Self.observed(request)
-        let (number, reason) = lock.withLock { () -> (Int, RequestTimeline.AttemptReason) in
-            let number = timeline.attempts.count + 1
-            defer { nextReason = nil }
-            return (number, nextReason ?? (number == 1 ? .first : .other))
-        }
+    /// An attempt under way: its number, reason, start and request as sent.
+    struct AttemptStart {
+        let number: Int
+        let reason: RequestTimeline.AttemptReason
+        let start: ContinuousClock.Instant
+        let request: ObservedRequest
+        let traceParent: String?
+    }
+
+    /// An attempt is about to go to the transport: the observers hear of it.
+    func attemptStarting(_ request: HTTPRequest, traceParent: String?) -> AttemptStart {
+        let sent = ObservedRequest(request)
+        lock()
+        let number = timeline.attempts.count + 1
+        let reason = nextReason ?? (number == 1 ? .first : .other)
+        nextReason = nil
+        unlock()
         for observer in observers { observer.attemptStarted(number, request: sent) }
-        let start = clock.now
-        let result: Result<HTTPResponse, any Error>
-        do {
-            result = .success(try await send(request))
-        } catch {
-            result = .failure(error)
-        }
-        let duration = clock.now - start
+        return AttemptStart(number: number, reason: reason, start: clock.now, request: sent, traceParent: traceParent)
+    }
+
+    /// The attempt `started` ended with `response`, or failed with `error`.
+    func attemptEnded(
+        _ started: AttemptStart, of request: HTTPRequest, response: HTTPResponse?, error: (any Error)? = nil
+    ) {
         var attempt = RequestTimeline.Attempt(
-            number: number, reason: reason, request: sent, start: start - started, duration: duration,
+            number: started.number, reason: started.reason, request: started.request,
+            start: started.start - self.started, duration: clock.now - started.start,
             phases: RequestTimeline.Phases(), connection: RequestTimeline.Connection(),
-            bytes: RequestTimeline.ByteCounts(), traceParent: traceParent)
+            bytes: RequestTimeline.ByteCounts(), traceParent: started.traceParent)
         attempt.bytes.requestBody = request.body.knownLength
-        switch result {
-        case .success(let response):
+        if let response {
             attempt.describe(response)
-        case .failure(let error):
+        } else if let error {
             let failure = NetworkError.wrapping(error)
             attempt.failure = failure.code
             attempt.status = failure.status
         }
-        let isRecorded = lock.withLock {
-            guard !hasEnded else { return false }
-            timeline.attempts.append(attempt)
-            if let traceParent, timeline.traceID == nil { timeline.traceID = TraceContext.traceID(in: traceParent) }
-            return true
+        record(attempt)
+    }
+
+    /// Keeps an attempt that ended and tells the observers, unless the request ended first.
+    private func record(_ attempt: RequestTimeline.Attempt) {
+        lock()
+        guard !hasEnded else { return unlock() }
+        timeline.attempts.append(attempt)
+        if let traceParent = attempt.traceParent, timeline.traceID == nil {
+            timeline.traceID = TraceContext.traceID(in: traceParent)
         }
-        if isRecorded {
-            for observer in observers { observer.attemptEnded(attempt, of: self.request) }
-        }
-        return try result.get()
+        unlock()
+        for observer in observers { observer.attemptEnded(attempt, of: request) }
     }
 
     /// The request ended with `response` (decoded, or from the cache), or `failure`: its
     /// timeline goes to the observers, once.
     func end(_ response: HTTPResponse?, failure: NetworkError? = nil, decoder: JSONDecoder? = nil) {
         let end = clock.now
-        let timeline = lock.withLock { () -> RequestTimeline? in
-            guard !hasEnded else { return nil }
-            hasEnded = true
-            var timeline = self.timeline
-            timeline.total = end - started
-            timeline.status = response?.status ?? failure?.status
-            timeline.failure = failure?.code
-            if let response, let decoder, response.bodyFile == nil {
+        lock()
+        guard !hasEnded else { return unlock() }
+        hasEnded = true
+        var timeline = self.timeline
+        // What the request kept goes with the copy: the recorder may be freed on a transport's
+        // thread, which should not be the one to free it.
+        self.timeline.attempts = []
+        self.timeline.waits = []
+        unlock()
+        timeline.total = end - started
+        timeline.status = response?.status ?? failure?.status
+        timeline.failure = failure?.code
+        if let decoder {
+            if let response, response.bodyFile == nil {
                 timeline.envelope = EnvelopeReading(body: response.body, decoder: decoder)
-            } else if let body = failure?.body, let decoder {
+            } else if let body = failure?.body {
                 timeline.envelope = EnvelopeReading(body: body, decoder: decoder)
             }
-            return timeline
         }
-        guard let timeline else { return }
         for observer in observers { observer.requestEnded(timeline) }
-    }
-
-    /// A request as an observer may see it: its URL and headers with secrets hidden, by the
-    /// client's redactor and by the values the layers marked.
-    static func observed(_ request: HTTPRequest) -> ObservedRequest {
-        let hiding = ArchiveRedaction(redactor: request.redactor, secretValues: request.notes.secretValues)
-        let suffix = request.query.isEmpty ? "" : "?" + request.query.encoded
-        return ObservedRequest(
-            id: request.notes.call, method: request.method, url: hiding.url(request.url.absoluteString + suffix),
-            headers: HTTPHeaders(
-                request.wireHeaders.fields.map {
-                    HTTPHeaders.Field(name: $0.name, value: hiding.field($0.name, $0.value))
-                }
-            ))
     }
 }
 

@@ -456,28 +456,19 @@
 
         /// What libcurl counted beyond the timings, for a request's timeline.
         private func facts() -> ExchangeFacts {
-            func long(_ info: Int32) -> Int? {
-                var value = 0
-                return courier_curl_getinfo_long(easy, info, &value) == 0 ? value : nil
-            }
-            func offset(_ info: Int32) -> Int64? {
-                var value: Int64 = 0
-                return courier_curl_getinfo_offset(easy, info, &value) == 0 ? value : nil
-            }
+            var counted = courier_curl_facts()
+            courier_curl_read_facts(easy, &counted)
+            func known<T: BinaryInteger>(_ value: T) -> Int? { value >= 0 ? Int(value) : nil }
             var facts = ExchangeFacts()
-            facts.requestSent = offset(Int32(COURIER_CURLINFO_POSTTRANSFER_TIME_T)).map { .microseconds($0) }
-            facts.isReused = long(Int32(COURIER_CURLINFO_NUM_CONNECTS)).map { $0 == 0 }
-            var address: UnsafePointer<CChar>?
-            if courier_curl_getinfo_string(easy, Int32(COURIER_CURLINFO_PRIMARY_IP), &address) == 0, let address,
-                address.pointee != 0
-            {
-                facts.remoteAddress = ExchangeFacts.address(
-                    String(cString: address), port: long(Int32(COURIER_CURLINFO_PRIMARY_PORT)))
+            facts.requestSent = counted.post_transfer_us >= 0 ? .microseconds(counted.post_transfer_us) : nil
+            facts.isReused = counted.new_connections >= 0 ? counted.new_connections == 0 : nil
+            if let address = counted.primary_ip, address.pointee != 0 {
+                facts.remoteAddress = ExchangeFacts.address(String(cString: address), port: known(counted.primary_port))
             }
-            facts.requestHeaderBytes = long(Int32(COURIER_CURLINFO_REQUEST_SIZE))
-            facts.requestBodyBytes = offset(Int32(COURIER_CURLINFO_SIZE_UPLOAD_T)).map { Int($0) }
-            facts.responseHeaderBytes = long(Int32(COURIER_CURLINFO_HEADER_SIZE))
-            facts.responseBodyBytes = offset(Int32(COURIER_CURLINFO_SIZE_DOWNLOAD_T)).map { Int($0) }
+            facts.requestHeaderBytes = known(counted.request_header_bytes)
+            facts.requestBodyBytes = known(counted.uploaded)
+            facts.responseHeaderBytes = known(counted.response_header_bytes)
+            facts.responseBodyBytes = known(counted.downloaded)
             return facts
         }
 
