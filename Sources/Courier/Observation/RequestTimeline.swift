@@ -286,11 +286,15 @@ extension RequestTimeline.Phases: CustomStringConvertible {
         [
             ("dns", nameLookup), ("connect", connect), ("tls", tlsHandshake), ("sent", requestSent),
             ("first byte", firstByte), ("body", bodyReceived),
-        ].map { name, value in "\(name) \(value.map(Self.milliseconds) ?? "not measured")" }.joined(separator: ", ")
+        ].map { name, value in "\(name) \(value?.millisecondsText ?? "not measured")" }.joined(separator: ", ")
     }
 
-    private static func milliseconds(_ duration: Duration) -> String {
-        let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+}
+
+extension Duration {
+    /// `3.10 ms`, to the hundredth of a millisecond; `0 ms` for zero.
+    var millisecondsText: String {
+        let microseconds = components.seconds * 1_000_000 + components.attoseconds / 1_000_000_000_000
         guard microseconds != 0 else { return "0 ms" }
         let hundredths = (microseconds + 5) / 10
         let fraction = String(hundredths % 100)

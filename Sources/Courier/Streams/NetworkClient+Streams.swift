@@ -65,6 +65,9 @@ extension NetworkClient {
     ) async throws(NetworkError) -> (StreamedResponse, RequestScope) {
         var request = try makeRequest(endpoint)
         request.streaming = streaming
+        // A connection's timeline ends once its answer's head is in (the body's time is the
+        // reader's).
+        request = observing(request)
         let method = request.method
         do {
             let scope = try await scope(of: entry, in: epoch, request)
@@ -94,9 +97,12 @@ extension NetworkClient {
                 reading?.cancel(error.describing(described, redactor: redactor))
                 onCancel?()
             }
+            request.timeline?.end(response)
             return (StreamedResponse(response, body: body), scope)
         } catch {
-            throw await afterItsEpoch(error, of: entry)
+            let failure = await afterItsEpoch(error, of: entry)
+            request.timeline?.end(nil, failure: failure, decoder: decodingContext.decoder)
+            throw failure
         }
     }
 
