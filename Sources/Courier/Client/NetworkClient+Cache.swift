@@ -50,7 +50,8 @@ extension NetworkClient {
                     var stored = await call.stored()
                     if let entry = stored {
                         let isStale = !call.isFresh(entry)
-                        if let reply = try await call.fromCache(entry, isStale: isStale, as: isStale ? .stale : .hit) {
+                        // The timeline's cache outcome is the network's answer's (a miss or a 304).
+                        if let reply = try await call.fromCache(entry, isStale: isStale, as: nil) {
                             continuation.yield(reply)
                         } else {
                             stored = nil
@@ -177,12 +178,12 @@ private struct CachedCall<Response: Sendable>: Sendable {
 
     /// A stored answer given without the network: decoded (see ``decoded(_:isStale:)``), and
     /// refused once the request was cancelled, or the session left its epoch.
-    func fromCache(_ entry: CachedResponse, isStale: Bool = false, as outcome: RequestTimeline.CacheOutcome)
+    func fromCache(_ entry: CachedResponse, isStale: Bool = false, as outcome: RequestTimeline.CacheOutcome?)
         async throws(NetworkError) -> Reply<Response>?
     {
         guard let reply = await decoded(entry, isStale: isStale) else { return nil }
         try checkScope("the cache was read")
-        request.timeline?.cache(outcome)
+        if let outcome { request.timeline?.cache(outcome) }
         return reply
     }
 

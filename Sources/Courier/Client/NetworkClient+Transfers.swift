@@ -44,16 +44,15 @@ extension NetworkClient {
             let timeline = request.timeline
             do {
                 let scope = try await scope(of: entry, in: nil, request)
-                let value = try await perform(request, of: endpoint, in: scope) { [self] response in
+                let answered = try await perform(request, of: endpoint, in: scope) { [self] response in
                     let start = timeline?.now
+                    defer { if let start { timeline?.decoded(since: start) } }
                     try validation.validate(response, method: method, checksContentType: decoding.checksContentType)
-                    let value = try decoding.decode(response, decodingContext)
-                    if let start { timeline?.decoded(since: start) }
-                    timeline?.end(response, decoder: decodingContext.decoder)
-                    return value
+                    return Answered(value: try decoding.decode(response, decodingContext), response: response)
                 }
+                timeline?.end(answered.response, decoder: decodingContext.decoder)
                 reporter.finish(total: reporter.current.expected ?? reporter.current.completed)
-                return value
+                return answered.value
             } catch {
                 reporter.finish(total: nil)
                 let failure = await afterItsEpoch(NetworkError.wrapping(error), of: entry)
@@ -144,17 +143,15 @@ extension NetworkClient {
         do {
             let scope = try await scope(of: entry, in: nil, request)
             let validation = validation
-            let timeline = request.timeline
-            let file = try await perform(
+            let stored = try await perform(
                 request, of: job.endpoint.endpoint, in: scope,
-                discard: { file in try? FileManager.default.removeItem(at: file.url) },
+                discard: { stored in try? FileManager.default.removeItem(at: stored.value.url) },
                 finish: { response throws(NetworkError) in
                     try validation.validate(response, method: method, checksContentType: false)
-                    let file = try job.store(response)
-                    timeline?.end(response)
-                    return file
+                    return Answered(value: try job.store(response), response: response)
                 })
-            return file
+            request.timeline?.end(stored.response)
+            return stored.value
         } catch {
             let failure = job.failed(await afterItsEpoch(error, of: entry))
             request.timeline?.end(nil, failure: failure)
@@ -276,4 +273,10 @@ extension FileSource {
         let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
         return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
     }
+}
+
+/// A transfer's value and the answer it came from, for the request's timeline.
+private struct Answered<Value: Sendable>: Sendable {
+    let value: Value
+    let response: HTTPResponse
 }

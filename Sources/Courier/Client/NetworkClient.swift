@@ -27,8 +27,7 @@ public actor NetworkClient {
     nonisolated let trafficLog: TrafficLog?
     private nonisolated let inFlight = InFlightRegistry()
     private nonisolated let shared = SharedTransfers()
-    /// Whether a request takes ``TraceContext/current`` along (the trace-context layer is
-    /// installed).
+    /// Whether a request is given a trace as it is made (the trace-context layer is installed).
     private nonisolated let carriesTraces: Bool
 
     /// Creates a client.
@@ -261,7 +260,7 @@ public actor NetworkClient {
         request.maximumResponseBodySize = endpoint.maximumResponseBodySize ?? configuration.maximumResponseBodySize
         request.redactor = configuration.redactor
         request.notes.call = ExchangeNotes.nextCall()
-        if carriesTraces { request.callerTrace = TraceContext.current }
+        if carriesTraces { request.chosenTrace = TraceContext.current ?? .random() }
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.").describing(
                 request, redactor: configuration.redactor)
@@ -295,16 +294,18 @@ public actor NetworkClient {
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
             // A shared answer is as old as its transfer, whichever caller stores it.
             let mark = sharing.map { _ in SharedTransferMark(order: cache?.nextOrder()) }
-            if let gate {
-                let start = request.timeline?.now
-                if try await gate.admit(request.url), let start {
-                    request.timeline?.waited(.reachability, since: start)
-                }
-            }
+            try await gate?.admit(request.url, timeline: request.timeline)
             if sharing != nil { request.timeline?.startedSharedTransfer() }
             let response: HTTPResponse
             do {
-                response = try await chain.send(request, context: context, skipping: skipped)
+                if let trace = request.chosenTrace {
+                    // The layers' own requests (a token refresh, a login) are in the same trace.
+                    response = try await TraceContext.$current.withValue(trace) {
+                        try await chain.send(request, context: context, skipping: skipped)
+                    }
+                } else {
+                    response = try await chain.send(request, context: context, skipping: skipped)
+                }
             } catch {
                 throw NetworkError.wrapping(error)
             }
@@ -339,6 +340,7 @@ public actor NetworkClient {
                 if let start { request.timeline?.joined(since: start) }
                 result = Result { try finishing(response) }
             } catch {
+                if let start { request.timeline?.joined(since: start) }
                 result = .failure(error)
             }
         } else {

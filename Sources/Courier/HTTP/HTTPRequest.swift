@@ -258,43 +258,62 @@ public struct HTTPRequest: Sendable {
 }
 
 extension HTTPRequest {
-    /// The request's timeline recorder and traces, kept together in one reference so that a
-    /// request without them stays small to copy.
+    /// What observes the request and the trace it belongs to, kept together in one reference so
+    /// that a request without them stays small to copy. Never changed once made.
     private final class Observation: Sendable {
         let timeline: TimelineRecorder?
-        let trace: TraceContext?
-        let callerTrace: TraceContext?
+        let chosenTrace: TraceContext?
+        let sendsTrace: Bool
+        let measuresExchange: Bool
 
-        init(timeline: TimelineRecorder?, trace: TraceContext?, callerTrace: TraceContext?) {
+        init(timeline: TimelineRecorder?, chosenTrace: TraceContext?, sendsTrace: Bool, measuresExchange: Bool) {
             self.timeline = timeline
-            self.trace = trace
-            self.callerTrace = callerTrace
+            self.chosenTrace = chosenTrace
+            self.sendsTrace = sendsTrace
+            self.measuresExchange = measuresExchange
         }
+    }
 
-        /// `nil` when it holds nothing.
-        static func of(timeline: TimelineRecorder?, trace: TraceContext?, callerTrace: TraceContext?) -> Observation? {
-            timeline == nil && trace == nil && callerTrace == nil
-                ? nil : Observation(timeline: timeline, trace: trace, callerTrace: callerTrace)
-        }
+    /// The request with one part of its observation changed.
+    private mutating func observe(
+        timeline: TimelineRecorder?? = nil, chosenTrace: TraceContext?? = nil, sendsTrace: Bool? = nil,
+        measuresExchange: Bool? = nil
+    ) {
+        let new = Observation(
+            timeline: timeline ?? self.timeline, chosenTrace: chosenTrace ?? self.chosenTrace,
+            sendsTrace: sendsTrace ?? self.sendsTrace, measuresExchange: measuresExchange ?? self.measuresExchange)
+        let isEmpty = new.timeline == nil && new.chosenTrace == nil && !new.sendsTrace && !new.measuresExchange
+        observation = isEmpty ? nil : new
     }
 
     /// Where the request's timeline is recorded, when the client has observers.
     package var timeline: TimelineRecorder? {
         get { observation?.timeline }
-        set { observation = .of(timeline: newValue, trace: trace, callerTrace: callerTrace) }
+        set { observe(timeline: .some(newValue)) }
     }
 
-    /// The trace the request belongs to, set by the trace-context layer; each attempt carries
-    /// it in a `traceparent` of its own.
-    var trace: TraceContext? {
-        get { observation?.trace }
-        set { observation = .of(timeline: timeline, trace: newValue, callerTrace: callerTrace) }
+    /// The trace the request belongs to, chosen once as it is made (``TraceContext/current``
+    /// of the caller, or a new one) when the client has the trace-context layer: every attempt,
+    /// and every request the layers send for it, is in this trace.
+    var chosenTrace: TraceContext? {
+        get { observation?.chosenTrace }
+        set { observe(chosenTrace: .some(newValue)) }
     }
 
-    /// ``TraceContext/current`` of the task that made the request, when the client has the
-    /// trace-context layer (the layers run in a task of their own).
-    var callerTrace: TraceContext? {
-        get { observation?.callerTrace }
-        set { observation = .of(timeline: timeline, trace: trace, callerTrace: newValue) }
+    /// Whether its attempts carry a `traceparent`: set by the trace-context layer, so an
+    /// endpoint that skips the layer sends none.
+    var sendsTrace: Bool {
+        get { observation?.sendsTrace ?? false }
+        set { observe(sendsTrace: newValue) }
+    }
+
+    /// The trace each attempt carries, when the layer sends it.
+    var trace: TraceContext? { sendsTrace ? chosenTrace : nil }
+
+    /// Whether the transport measures what it can beyond ``HTTPResponse/timings`` (the
+    /// connection, the bytes, the moments it sees): for a timeline, or a log line with phases.
+    var measuresExchange: Bool {
+        get { observation.map { $0.measuresExchange || $0.timeline != nil } ?? false }
+        set { observe(measuresExchange: newValue) }
     }
 }

@@ -156,8 +156,9 @@ struct InterceptorChain: Sendable {
             // pause), nothing goes out for a session that has ended since the request began.
             try context.epoch.check("the request was about to be sent")
             let (sent, traceParent) = request.stampingTrace()
-            guard let timeline = request.timeline else { return try await transport.send(sent) }
-            let attempt = timeline.attemptStarting(sent, traceParent: traceParent)
+            guard let timeline = request.timeline,
+                let attempt = timeline.attemptStarting(sent, traceParent: traceParent)
+            else { return try await transport.send(sent) }
             do {
                 let response = try await transport.send(sent)
                 timeline.attemptEnded(attempt, of: sent, response: response)

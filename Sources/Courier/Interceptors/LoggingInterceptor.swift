@@ -173,6 +173,8 @@ public struct LoggingInterceptor: Interceptor {
             }
         }
         let start = ContinuousClock.now
+        var request = request
+        if includesPhases { request.measuresExchange = true }
         do {
             let response = try await next(request)
             let size = response.bodyFile != nil ? "to a file" : "\(response.body.count) bytes"

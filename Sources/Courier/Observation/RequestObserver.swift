@@ -12,9 +12,10 @@ import Foundation
 /// }
 /// ```
 ///
-/// Every method has a default that does nothing. They are called on the request's own task, as
-/// it happens: keep them short, and hand anything slow (a file, a tracer's exporter) to a queue
-/// of your own. What they get has its secrets hidden.
+/// Every method has a default that does nothing. They are called as it happens, on the task
+/// doing that step (the caller's, or the one the request is sent in): keep them short, and hand
+/// anything slow (a file, a tracer's exporter) to a queue of your own. What they get has its
+/// secrets hidden: the URL and headers are redacted, and no body is shown.
 public protocol RequestObserver: Sendable {
     /// A request began (before any wait or attempt).
     /// - Parameter request: The request as its endpoint built it.

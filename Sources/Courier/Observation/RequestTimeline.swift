@@ -6,8 +6,9 @@ import Foundation
 ///
 /// Every duration is measured with a monotonic clock. A phase a transport cannot measure is
 /// `nil` ("not measured"), never zero: zero means it did not happen (a reused connection has no
-/// name lookup or connect, plain HTTP no TLS handshake).
-public struct RequestTimeline: Sendable {
+/// name lookup or connect, plain HTTP no TLS handshake). A streamed answer's timeline ends when
+/// its head arrives; reading its body is the reader's time.
+public struct RequestTimeline: Sendable, CustomReflectable {
     /// The request as its endpoint built it, before the layers, its secrets hidden.
     public var request: ObservedRequest
     /// When it began, by the wall clock.
@@ -18,11 +19,15 @@ public struct RequestTimeline: Sendable {
     /// token or after a login. Empty for an answer from the cache, or from a transfer another
     /// request started (see ``sharedTransfer``).
     public var attempts: [Attempt]
-    /// What the cache did, for an endpoint whose policy uses it.
+    /// What the cache did, for an endpoint whose policy uses it; for
+    /// ``NetworkClient/updates(for:)``, what became of the network's answer (the stored one
+    /// shown first is not counted).
     public var cache: CacheOutcome?
     /// Whether the request shared its transfer with identical requests in flight.
     public var sharedTransfer: SharedTransferRole?
-    /// How long checking and decoding the answer took; `nil` when no answer was decoded.
+    /// How long checking and decoding answers took, also when the check failed (for
+    /// ``NetworkClient/updates(for:)``, the stored answer's and the network's together); `nil`
+    /// when none was checked.
     public var decoding: Duration?
     /// From the call until the answer was decoded or the request failed.
     public var total: Duration
@@ -33,14 +38,27 @@ public struct RequestTimeline: Sendable {
     /// The trace it belongs to (32 lowercase hex digits), when a ``TraceContextInterceptor``
     /// sent it with a `traceparent`.
     public var traceID: String?
-    /// The answer's body and the client's decoder, for ``businessCode``.
-    var envelope: EnvelopeReading?
+    /// The caller's span the request's spans belong under (``TraceContext/parentID`` of the
+    /// trace it was sent in), when there is one.
+    public var parentID: String?
+    /// Reads the business code from the answer's body, which nothing else in the timeline
+    /// shows (a login's answer holds a token).
+    var codeReader: (@Sendable () -> BusinessCode?)?
 
     /// The business code of the answer's envelope, read from its body when asked (each time),
-    /// or `nil` when it has none or the body is not an envelope.
-    public var businessCode: BusinessCode? {
-        guard let envelope else { return nil }
-        return EnvelopeProbe.code(in: envelope.body, decoder: envelope.decoder)
+    /// or `nil` when it has none, or the body is not an envelope or is larger than 8 MB.
+    public var businessCode: BusinessCode? { codeReader?() }
+
+    /// What the timeline shows, printed or dumped: its public properties.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "request": request, "startedAt": startedAt, "waits": waits, "attempts": attempts, "cache": cache as Any,
+                "sharedTransfer": sharedTransfer as Any, "decoding": decoding as Any, "total": total,
+                "status": status as Any, "failure": failure as Any, "traceID": traceID as Any,
+                "parentID": parentID as Any, "businessCode": businessCode as Any,
+            ])
     }
 
     /// What the request waited for inside Courier.
@@ -109,7 +127,9 @@ public struct RequestTimeline: Sendable {
         case joined
     }
 
-    /// One send through the transport.
+    /// One send through the transport. When it followed redirects, its phases, connection and
+    /// byte counts are those of the last exchange (each measured from that exchange's start),
+    /// its ``start`` and ``duration`` those of all of them.
     public struct Attempt: Sendable, Hashable {
         /// 1 for the first.
         public var number: Int
@@ -147,7 +167,9 @@ public struct RequestTimeline: Sendable {
         public var tlsHandshake: Duration?
         /// Until the request's last byte was sent.
         public var requestSent: Duration?
-        /// Until the answer's first byte arrived.
+        /// Until the answer's first byte arrived (with `URLSessionTransport` on Linux, until
+        /// its head reached Courier: measured by Courier, from when the transport took the
+        /// request).
         public var firstByte: Duration?
         /// Until the answer's body was complete.
         public var bodyReceived: Duration?
@@ -179,13 +201,15 @@ public struct RequestTimeline: Sendable {
     /// The bytes of one attempt, headers and body apart; `nil` where the transport does not
     /// count them.
     public struct ByteCounts: Sendable, Hashable {
-        /// The request's head as sent.
+        /// The request's head as the transport wrote it (libcurl counts HTTP/1.1 text, also for
+        /// an HTTP/2 request).
         public var requestHeaders: Int?
         /// The request's body as sent.
         public var requestBody: Int?
-        /// The answer's head (interim answers and redirects included).
+        /// The answer's head, interim answers included.
         public var responseHeaders: Int?
-        /// The answer's body as received.
+        /// The answer's body as it came over the wire (compressed, when it was) where the
+        /// transport counts it; otherwise the size of the body Courier kept.
         public var responseBody: Int?
     }
 }
@@ -253,12 +277,6 @@ public struct ObservedRequest: Sendable, Hashable, CustomStringConvertible, Cust
         hasher.combine(method)
         hasher.combine(url)
     }
-}
-
-/// An answer's body to read a business code from when asked, with the client's decoder.
-struct EnvelopeReading: Sendable {
-    let body: Data
-    let decoder: JSONDecoder
 }
 
 extension RequestTimeline.Phases: CustomStringConvertible {

@@ -19,6 +19,8 @@ package final class TimelineRecorder: @unchecked Sendable {
     /// Why the next attempt is sent, when a layer said.
     private var nextReason: RequestTimeline.AttemptReason?
     private var hasEnded = false
+    /// The attempts begun so far.
+    private var attemptCount = 0
 
     init(observers: [any RequestObserver], request: HTTPRequest) {
         mutex = .allocate(capacity: 1)
@@ -28,7 +30,7 @@ package final class TimelineRecorder: @unchecked Sendable {
         let observed = ObservedRequest(request)
         self.request = observed
         timeline = RequestTimeline(
-            request: observed, startedAt: Date(), waits: [], attempts: [], total: .zero, envelope: nil)
+            request: observed, startedAt: Date(), waits: [], attempts: [], total: .zero, codeReader: nil)
         for observer in observers { observer.requestStarted(observed) }
     }
 
@@ -104,13 +106,24 @@ package final class TimelineRecorder: @unchecked Sendable {
         let traceParent: String?
     }
 
-    /// An attempt is about to go to the transport: the observers hear of it.
-    func attemptStarting(_ request: HTTPRequest, traceParent: String?) -> AttemptStart {
+    /// An attempt is about to go to the transport: the observers hear of it. `nil` once the
+    /// request ended (a transfer it started goes on for identical requests that share it):
+    /// then nothing of the attempt is recorded.
+    func attemptStarting(_ request: HTTPRequest, traceParent: String?) -> AttemptStart? {
         let sent = ObservedRequest(request)
         lock()
-        let number = timeline.attempts.count + 1
+        guard !hasEnded else {
+            unlock()
+            return nil
+        }
+        attemptCount += 1
+        let number = attemptCount
         let reason = nextReason ?? (number == 1 ? .first : .other)
         nextReason = nil
+        if timeline.traceID == nil, let trace = request.trace {
+            timeline.traceID = trace.traceID
+            timeline.parentID = trace.parentID
+        }
         unlock()
         for observer in observers { observer.attemptStarted(number, request: sent) }
         return AttemptStart(number: number, reason: reason, start: clock.now, request: sent, traceParent: traceParent)
@@ -141,9 +154,6 @@ package final class TimelineRecorder: @unchecked Sendable {
         lock()
         guard !hasEnded else { return unlock() }
         timeline.attempts.append(attempt)
-        if let traceParent = attempt.traceParent, timeline.traceID == nil {
-            timeline.traceID = TraceContext.traceID(in: traceParent)
-        }
         unlock()
         for observer in observers { observer.attemptEnded(attempt, of: request) }
     }
@@ -164,12 +174,10 @@ package final class TimelineRecorder: @unchecked Sendable {
         timeline.total = end - started
         timeline.status = response?.status ?? failure?.status
         timeline.failure = failure?.code
-        if let decoder {
-            if let response, response.bodyFile == nil {
-                timeline.envelope = EnvelopeReading(body: response.body, decoder: decoder)
-            } else if let body = failure?.body {
-                timeline.envelope = EnvelopeReading(body: body, decoder: decoder)
-            }
+        if let decoder, let body = response.map({ $0.bodyFile == nil ? $0.body : Data() }) ?? failure?.body,
+            !body.isEmpty, body.count <= 8 << 20
+        {
+            timeline.codeReader = { EnvelopeProbe.code(in: body, decoder: decoder) }
         }
         for observer in observers { observer.requestEnded(timeline) }
     }

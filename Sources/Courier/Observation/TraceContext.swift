@@ -26,22 +26,21 @@ public struct TraceContext: Sendable, Hashable {
     /// The trace the requests of the current task belong to.
     @TaskLocal public static var current: TraceContext?
 
-    /// Creates a context from its parts, or `nil` when one is malformed: a trace id that is
-    /// not 32 lowercase hexadecimal digits (or all zero), a parent id that is not 16 (or all
-    /// zero), or a state longer than 512 characters or with a control character.
+    /// Creates a context from its parts, or `nil` when an id is malformed: a trace id that is
+    /// not 32 lowercase hexadecimal digits (or all zero), or a parent id that is not 16 (or all
+    /// zero). A state longer than 512 characters, or with a character outside printable ASCII,
+    /// is dropped (the trace is kept, as the recommendation says).
     /// - Parameters:
     ///   - traceID: The trace.
     ///   - parentID: The caller's span, if any.
     ///   - isSampled: Whether the trace is sampled.
     ///   - state: The `tracestate` to pass on.
     public init?(traceID: String, parentID: String? = nil, isSampled: Bool = true, state: String? = nil) {
-        guard Self.isID(traceID, digits: 32), parentID.map({ Self.isID($0, digits: 16) }) ?? true,
-            state.map(Self.isState) ?? true
-        else { return nil }
+        guard Self.isID(traceID, digits: 32), parentID.map({ Self.isID($0, digits: 16) }) ?? true else { return nil }
         self.traceID = traceID
         self.parentID = parentID
         self.isSampled = isSampled
-        self.state = state.flatMap { $0.isEmpty ? nil : $0 }
+        self.state = state.flatMap { !$0.isEmpty && Self.isState($0) ? $0 : nil }
     }
 
     /// Reads a `traceparent` header (an incoming request's, a parent span's) and the
@@ -53,9 +52,9 @@ public struct TraceContext: Sendable, Hashable {
     public init?(traceparent: String, tracestate: String? = nil) {
         let fields = traceparent.trimmingCharacters(in: .whitespaces).split(
             separator: "-", omittingEmptySubsequences: false)
-        guard fields.count >= 4, let version = UInt8(fields[0], radix: 16), fields[0].count == 2,
-            fields[0] == fields[0].lowercased(), version != 0xff, version != 0 || fields.count == 4,
-            fields[3].count == 2, fields[3] == fields[3].lowercased(), let flags = UInt8(fields[3], radix: 16)
+        guard fields.count >= 4, Self.isHex(fields[0], digits: 2), fields[0] != "ff",
+            fields[0] != "00" || fields.count == 4, Self.isHex(fields[3], digits: 2),
+            let flags = UInt8(fields[3], radix: 16)
         else { return nil }
         self.init(
             traceID: String(fields[1]), parentID: String(fields[2]), isSampled: flags & 1 == 1, state: tracestate)
@@ -89,12 +88,6 @@ public struct TraceContext: Sendable, Hashable {
         return id
     }
 
-    /// The trace id of a `traceparent` Courier wrote.
-    static func traceID(in traceparent: String) -> String? {
-        let fields = traceparent.split(separator: "-")
-        return fields.count == 4 ? String(fields[1]) : nil
-    }
-
     private static func randomHex(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         let digits = Array("0123456789abcdef".utf8)
@@ -109,8 +102,12 @@ public struct TraceContext: Sendable, Hashable {
     }
 
     private static func isID(_ id: String, digits: Int) -> Bool {
-        id.utf8.count == digits && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-            && id.utf8.contains { $0 != 0x30 }
+        isHex(Substring(id), digits: digits) && id.utf8.contains { $0 != 0x30 }
+    }
+
+    /// Whether `text` is `digits` lowercase hexadecimal digits.
+    private static func isHex(_ text: Substring, digits: Int) -> Bool {
+        text.utf8.count == digits && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     private static func isState(_ state: String) -> Bool {
@@ -149,7 +146,8 @@ public struct TraceContextInterceptor: Interceptor {
         -> HTTPResponse
     {
         var request = request
-        request.trace = request.callerTrace ?? .random()
+        if request.chosenTrace == nil { request.chosenTrace = TraceContext.current ?? .random() }
+        request.sendsTrace = true
         return try await next(request)
     }
 }

@@ -15,18 +15,19 @@ struct ReachabilityGate: Sendable {
     let monitor: any ReachabilityMonitor
     let policy: ReachabilityPolicy
 
-    /// Returns when the request may go (whether it waited for the network); throws
-    /// ``NetworkError/Code/offline`` or ``NetworkError/Code/cancelled`` otherwise. Loopback
-    /// hosts are always reachable, unless the monitor ``ReachabilityMonitor/gatesLoopback``.
-    @discardableResult
-    func admit(_ url: URL) async throws(NetworkError) -> Bool {
-        guard monitor.status == .offline, monitor.gatesLoopback || !Self.isLoopback(url) else { return false }
+    /// Returns when the request may go; throws ``NetworkError/Code/offline`` or
+    /// ``NetworkError/Code/cancelled`` otherwise. Loopback hosts are always reachable, unless
+    /// the monitor ``ReachabilityMonitor/gatesLoopback``. A wait for the network goes in
+    /// `timeline`, however it ends.
+    func admit(_ url: URL, timeline: TimelineRecorder? = nil) async throws(NetworkError) {
+        guard monitor.status == .offline, monitor.gatesLoopback || !Self.isLoopback(url) else { return }
         switch policy {
         case .failFast:
             throw NetworkError(.offline, "The device is offline; the request was not sent.")
         case .waitForConnectivity(let timeout):
+            let start = timeline?.now
+            defer { if let start { timeline?.waited(.reachability, since: start) } }
             try await waitForConnectivity(timeout)
-            return true
         }
     }
 

@@ -54,24 +54,35 @@ struct SessionLayer: Interceptor {
             case .refresh(let cause):
                 guard !refreshed else { return response }
                 refreshed = true
-                let start = timeline?.now
-                sent = try await session.renewed(after: sent, in: epoch, for: .refresh(cause), client: client())
-                if let start { timeline?.waited(.tokenRefresh, since: start) }
+                sent = try await waiting(.tokenRefresh, timeline) {
+                    try await session.renewed(after: sent, in: epoch, for: .refresh(cause), client: client())
+                }
                 timeline?.willResend(.refreshedToken)
             case .logIn(let cause):
                 guard !loggedIn else {
                     throw await session.end(epoch, cause, "The session expired and logging in again did not help.")
                 }
                 loggedIn = true
-                let start = timeline?.now
-                sent = try await session.renewed(after: sent, in: epoch, for: .logIn(cause), client: client())
-                if let start { timeline?.waited(.logIn, since: start) }
+                sent = try await waiting(.logIn, timeline) {
+                    try await session.renewed(after: sent, in: epoch, for: .logIn(cause), client: client())
+                }
                 timeline?.willResend(.afterLogIn)
             }
             response = try await next(try attaching(sent.credential.accessToken, to: request))
             request.streaming?.sent = sent
         }
         return response
+    }
+
+    /// `renewal`'s credential, the time it took recorded as a wait of `kind` (also when it
+    /// fails).
+    private func waiting(
+        _ kind: RequestTimeline.WaitKind, _ timeline: TimelineRecorder?,
+        _ renewal: () async throws -> Session.Sent
+    ) async throws -> Session.Sent {
+        let start = timeline?.now
+        defer { if let start { timeline?.waited(kind, since: start) } }
+        return try await renewal()
     }
 
     private func attaching(_ token: String, to request: HTTPRequest) throws(NetworkError) -> HTTPRequest {

@@ -147,6 +147,9 @@ import Testing
             ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", false),
             ("", false),
             ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba9O2b7-01", false),
+            ("+0-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false),
+            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-+1", false),
+            ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0A", false),
         ])
     func parsing(_ header: String, _ isValid: Bool) {
         let trace = TraceContext(traceparent: header)
@@ -157,13 +160,15 @@ import Testing
         }
     }
 
-    @Test("a tracestate too long or with a line break is refused; new ids are well formed and differ")
+    @Test("a tracestate too long or with a line break is dropped, the trace kept; new ids are well formed and differ")
     func stateAndIDs() {
         let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
         #expect(TraceContext(traceparent: parent, tracestate: "a=1,b=2")?.state == "a=1,b=2")
         #expect(TraceContext(traceparent: parent, tracestate: "")?.state == nil)
-        #expect(TraceContext(traceparent: parent, tracestate: String(repeating: "a", count: 513)) == nil)
-        #expect(TraceContext(traceparent: parent, tracestate: "a=1\r\nX-Injected: 1") == nil)
+        for state in [String(repeating: "a", count: 513), "a=1\r\nX-Injected: 1", "é=1"] {
+            let trace = TraceContext(traceparent: parent, tracestate: state)
+            #expect(trace?.traceID == "4bf92f3577b34da6a3ce929d0e0e4736" && trace?.state == nil)
+        }
         let traces = (0..<100).map { _ in TraceContext.random() }
         #expect(Set(traces.map(\.traceID)).count == 100)
         #expect(traces.allSatisfy { TraceContext(traceID: $0.traceID) != nil && $0.parentID == nil && $0.isSampled })
@@ -171,5 +176,114 @@ import Testing
         #expect(
             Set(spans).count == 100
                 && spans.allSatisfy { TraceContext(traceID: traces[0].traceID, parentID: $0) != nil })
+    }
+}
+
+/// One trace per request, whatever sends it again and wherever the layer sits.
+@Suite struct TraceContinuityTests {
+    /// The trace ids of the `traceparent` headers the server received, in order, per path.
+    private func traces(_ server: LoopbackServer, _ path: String) -> [String] {
+        server.requests.filter { $0.path == path }.compactMap { $0.headers["traceparent"] }.map {
+            String($0.split(separator: "-")[1])
+        }
+    }
+
+    @Test("a request sent again with a refreshed token stays in its trace, and so does the refresh's own request")
+    func refreshKeepsTheTrace() async throws {
+        let log = ObserverLog()
+        let session = Session(
+            store: InMemoryTokenStore(credential: Credential(accessToken: "old", refreshToken: "r")),
+            refresh: { refresh in
+                Credential(accessToken: try await refresh.client.send(Endpoint<String>.post("refresh")))
+            })
+        let backend = try Backend {
+            $0.observers = [log]
+            $0.session = session
+            $0.interceptors = [.traceContext()]
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/refresh") { _ in .envelope(data: "new") }
+        backend.server.route("/v1/data") { request in
+            request.headers["token"] == "new" ? .envelope(data: "fine") : .init(status: 401)
+        }
+        #expect(try await backend.client.send(Endpoint<String>.get("data")) == "fine")
+
+        let data = traces(backend.server, "/v1/data")
+        let refresh = traces(backend.server, "/v1/refresh")
+        #expect(data.count == 2 && refresh.count == 1)
+        #expect(Set(data + refresh).count == 1, "one trace: \(data) \(refresh)")
+        let timeline = try #require(log.timelines.first { $0.request.url.hasSuffix("/v1/data") })
+        #expect(timeline.traceID == data.first && timeline.attempts.compactMap(\.traceParent).count == 2)
+    }
+
+    @Test("with the trace layer inside the retry layer, every attempt is in one trace with a span of its own")
+    func layerInsideRetry() async throws {
+        let policy = RetryInterceptor.Policy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(5))
+        let backend = try Backend { $0.interceptors = [.retry(policy), .traceContext()] }
+        defer { backend.server.stop() }
+        let count = Counter()
+        backend.server.route("/v1/r") { _ in count.increment() < 3 ? .init(status: 503) : .envelope(data: "ok") }
+        _ = try await backend.client.send(Endpoint<String>.get("r"))
+        let headers = backend.server.requests.compactMap { $0.headers["traceparent"] }
+        #expect(headers.count == 3 && Set(headers).count == 3)
+        #expect(Set(traces(backend.server, "/v1/r")).count == 1)
+    }
+
+    @Test("a caller's parent span reaches the timeline, for a tracer to hang the request's spans under")
+    func parentReachesTheTimeline() async throws {
+        let log = ObserverLog()
+        let backend = try Backend {
+            $0.observers = [log]
+            $0.interceptors = [.traceContext()]
+        }
+        defer { backend.server.stop() }
+        backend.server.route("/v1/p") { _ in .envelope(data: "ok") }
+        let trace = try #require(TraceContext(traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"))
+        _ = try await TraceContext.$current.withValue(trace) {
+            try await backend.client.send(Endpoint<String>.get("p"))
+        }
+        let timeline = try #require(log.timelines.first)
+        #expect(timeline.traceID == "0af7651916cd43dd8448eb211c80319c" && timeline.parentID == "b7ad6b7169203331")
+    }
+}
+
+/// Observers of a transfer another request started, and of a request that left it.
+@Suite struct SharedTimelineTests {
+    @Test("a request that leaves a shared transfer ends its timeline; the transfer's later attempts reach no observer")
+    func starterLeaves() async throws {
+        let log = ObserverLog()
+        let policy = RetryInterceptor.Policy(maxAttempts: 3, baseDelay: .milliseconds(5), maxDelay: .milliseconds(5))
+        let backend = try Backend {
+            $0.observers = [log]
+            $0.interceptors = [.retry(policy)]
+        }
+        defer { backend.server.stop() }
+        let gate = Gate()
+        let count = Counter()
+        backend.server.route("/v1/s") { _ in
+            if count.increment() == 1 {
+                await gate.pass()
+                return .init(status: 503)
+            }
+            return .envelope(data: "shared")
+        }
+        let endpoint = Endpoint<String>.get("s")
+        let starter = Task { try await backend.client.send(endpoint) }
+        await gate.arrivals(1)
+        let joiner = Task { try await backend.client.send(endpoint) }
+        while backend.client.sharedTransferWaiters < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        starter.cancel()
+        _ = await networkError { _ = try await starter.value }
+        gate.open()
+        #expect(try await joiner.value == "shared")
+
+        let events = log.events
+        let starterID = try #require(events.first.map { String($0.dropFirst("started ".count)) })
+        let ended = try #require(events.firstIndex(of: "ended \(starterID)"))
+        #expect(
+            !events[(ended + 1)...].contains { $0.hasSuffix("of \(starterID)") },
+            "nothing of the starter after its end: \(events)")
+        let joined = try #require(log.timelines.first { $0.sharedTransfer == .joined })
+        #expect(joined.status == 200 && joined.attempts.isEmpty && joined.waits.map(\.kind) == [.sharedTransfer])
     }
 }

@@ -81,7 +81,7 @@
             self.deadline = deadline
             self.faults = faults
             self.freshConnection = freshConnection
-            self.measuresFacts = request.timeline != nil
+            self.measuresFacts = request.measuresExchange
             errorBuffer.initialize(repeating: 0, count: 256)
             try configure(
                 request, body: body, timeout: timeout, tls: tls, cookieJar: cookieJar, keptConnections: keptConnections)

@@ -72,7 +72,7 @@ extension URLSessionTransport {
             self.streaming = original.streaming
             self.deadline = deadline
             self.timedOut = timedOut
-            self.began = original.timeline == nil ? nil : .now
+            self.began = original.measuresExchange ? .now : nil
         }
 
         /// Arms the deadline, then makes, registers and resumes the task, unless the call was
