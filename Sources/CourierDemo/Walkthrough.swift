@@ -90,6 +90,7 @@ struct Walkthrough {
         await streams()
         await pages()
         await recording()
+        await observing()
         print("\nDone. The server received \(server.requests.count) requests.")
     }
 

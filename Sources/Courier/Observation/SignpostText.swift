@@ -1,6 +1,6 @@
 import Foundation
 
-/// What ``SignpostObserver`` writes in each signpost, apart from the signposts themselves so the
+/// What `SignpostObserver` writes in each signpost, apart from the signposts themselves so the
 /// Linux tests read it: the request's method and URL (secrets hidden) as an interval begins,
 /// and the outcome and measures as it ends.
 enum SignpostText {
