@@ -158,8 +158,10 @@ private struct CachedCall<Response: Sendable>: Sendable {
 
     private init(_ call: CachedCall, scope: RequestScope) {
         (client, endpoint, request, cache, ticket) = (call.client, call.endpoint, call.request, call.cache, call.ticket)
-        // A refresh in the background is no caller's: it is not in the caller's timeline.
+        // A refresh in the background is no caller's: it is not in the caller's timeline, nor
+        // its trace (a trace-context layer starts one of its own).
         request.timeline = nil
+        request.chosenTrace = nil
         self.scope = scope
     }
 

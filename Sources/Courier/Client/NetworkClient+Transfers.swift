@@ -154,7 +154,7 @@ extension NetworkClient {
             return stored.value
         } catch {
             let failure = job.failed(await afterItsEpoch(error, of: entry))
-            request.timeline?.end(nil, failure: failure)
+            request.timeline?.end(nil, failure: failure, decoder: decodingContext.decoder)
             throw failure
         }
     }

@@ -39,7 +39,9 @@ public actor NetworkClient {
         let transport = configuration.transport ?? Configuration.defaultTransport()
         let log = configuration.keptExchanges > 0 ? TrafficLog(capacity: configuration.keptExchanges) : nil
         self.trafficLog = log
-        self.carriesTraces = configuration.interceptors.contains { $0.layer == .traceContext }
+        self.carriesTraces = configuration.interceptors.contains {
+            $0.layer == .traceContext || $0 is TraceContextInterceptor
+        }
         self.chain = InterceptorChain(
             interceptors: (configuration.session.map { [SessionLayer(session: $0)] } ?? [])
                 + configuration.interceptors,
@@ -333,14 +335,16 @@ public actor NetworkClient {
         let result: Result<Value, any Error>
         if let sharing {
             // The shared transfer runs in a task of its own; this caller waits for it here.
-            let start = request.timeline?.now
+            // A caller that joined a transfer in flight waited for it, however it ended.
+            let timeline = request.timeline
+            let start = timeline?.now
+            var joined = false
+            defer { if joined, let start { timeline?.joined(since: start) } }
             do {
                 let response = try await shared.response(
-                    for: sharing, cancellation: scope.entry.attach, start: transfer)
-                if let start { request.timeline?.joined(since: start) }
+                    for: sharing, cancellation: scope.entry.attach, start: transfer, joining: { joined = true })
                 result = Result { try finishing(response) }
             } catch {
-                if let start { request.timeline?.joined(since: start) }
                 result = .failure(error)
             }
         } else {

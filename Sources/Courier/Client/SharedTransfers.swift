@@ -35,11 +35,12 @@ final class SharedTransfers: @unchecked Sendable {
     ///   - cancellation: Given what stops this caller's wait, once it waits; for
     ///     ``NetworkClient/cancelAll()`` and a logout.
     ///   - start: The transfer.
+    ///   - joining: Called when the caller joins a transfer in flight rather than starting one.
     /// - Throws: The transfer's error, or ``NetworkError/Code/cancelled`` when the caller is
     ///   cancelled.
     func response(
         for key: [String], cancellation: @escaping (_ stop: @escaping @Sendable () -> Void) -> Void,
-        start: @escaping @Sendable () async throws -> HTTPResponse
+        start: @escaping @Sendable () async throws -> HTTPResponse, joining: () -> Void = {}
     ) async throws -> HTTPResponse {
         let cancelled = NetworkError(.cancelled, "The request was cancelled before it was sent.")
         // A caller cancelled already starts nothing and joins nothing.
@@ -61,6 +62,7 @@ final class SharedTransfers: @unchecked Sendable {
         // priority. Outside the lock: an escalation runs handlers on this thread.
         if let running { escalate(running, to: priority) }
         defer { leave(transfer, key: key) }
+        if !isNew { joining() }
         if isNew {
             // Started outside the lock: the task may run at once, on this thread.
             let task = startedTask(priority: priority) { [self] in

@@ -281,7 +281,8 @@ extension HTTPRequest {
     ) {
         let new = Observation(
             timeline: timeline ?? self.timeline, chosenTrace: chosenTrace ?? self.chosenTrace,
-            sendsTrace: sendsTrace ?? self.sendsTrace, measuresExchange: measuresExchange ?? self.measuresExchange)
+            sendsTrace: sendsTrace ?? self.sendsTrace,
+            measuresExchange: measuresExchange ?? observation?.measuresExchange ?? false)
         let isEmpty = new.timeline == nil && new.chosenTrace == nil && !new.sendsTrace && !new.measuresExchange
         observation = isEmpty ? nil : new
     }

@@ -7,7 +7,8 @@ import Foundation
 /// Every duration is measured with a monotonic clock. A phase a transport cannot measure is
 /// `nil` ("not measured"), never zero: zero means it did not happen (a reused connection has no
 /// name lookup or connect, plain HTTP no TLS handshake). A streamed answer's timeline ends when
-/// its head arrives; reading its body is the reader's time.
+/// its head arrives, and its attempt has no phases (the transports measure them at the body's
+/// end); reading the body is the reader's time.
 public struct RequestTimeline: Sendable, CustomReflectable {
     /// The request as its endpoint built it, before the layers, its secrets hidden.
     public var request: ObservedRequest
@@ -36,7 +37,8 @@ public struct RequestTimeline: Sendable, CustomReflectable {
     /// Why it failed; `nil` when it succeeded.
     public var failure: NetworkError.Code?
     /// The trace it belongs to (32 lowercase hex digits), when a ``TraceContextInterceptor``
-    /// sent it with a `traceparent`.
+    /// sent at least one of its attempts with a `traceparent` (not for an answer from the cache,
+    /// or from a transfer it joined).
     public var traceID: String?
     /// The caller's span the request's spans belong under (``TraceContext/parentID`` of the
     /// trace it was sent in), when there is one.
@@ -45,8 +47,9 @@ public struct RequestTimeline: Sendable, CustomReflectable {
     /// shows (a login's answer holds a token).
     var codeReader: (@Sendable () -> BusinessCode?)?
 
-    /// The business code of the answer's envelope, read from its body when asked (each time),
-    /// or `nil` when it has none, or the body is not an envelope or is larger than 8 MB.
+    /// The business code of the answer's envelope, read from its body when first asked (the
+    /// body is let go then), or `nil` when it has none, its success flag says the call
+    /// succeeded, or the body is not an envelope or is larger than 64 KB.
     public var businessCode: BusinessCode? { codeReader?() }
 
     /// What the timeline shows, printed or dumped: its public properties.

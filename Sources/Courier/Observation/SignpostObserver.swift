@@ -3,10 +3,10 @@
     import os
 
     /// Shows every request in Instruments (the Points of Interest and os_signpost instruments):
-    /// an interval per request and one per attempt, each labelled with its method and URL
-    /// (secrets hidden; private outside a debugging session) and ended with its outcome, and
-    /// an event with the attempt's phases as its transport measured them (they are known only
-    /// once it ends).
+    /// an interval per request, labelled with its method and URL (secrets hidden; private
+    /// outside a debugging session) and ended with its outcome, cache use and waits; and an
+    /// interval per attempt, ended with its outcome and the phases its transport measured
+    /// (they are known only once it ends).
     ///
     /// ```swift
     /// configuration.observers.append(SignpostObserver())
@@ -74,6 +74,7 @@
         /// - Parameter timeline: The request's timeline.
         public func requestEnded(_ timeline: RequestTimeline) {
             guard let intervals = lock.withLock({ open.removeValue(forKey: timeline.request.id) }) else { return }
+            if let attempt = intervals.attempt { signposter.endInterval("Attempt", attempt, "not ended") }
             signposter.endInterval(
                 "Request", intervals.request, "\(SignpostText.ended(timeline), privacy: .public)")
         }

@@ -21,6 +21,8 @@ package final class TimelineRecorder: @unchecked Sendable {
     private var hasEnded = false
     /// The attempts begun so far.
     private var attemptCount = 0
+    /// The attempt under way, if any.
+    private var openAttempt: AttemptStart?
 
     init(observers: [any RequestObserver], request: HTTPRequest) {
         mutex = .allocate(capacity: 1)
@@ -76,12 +78,11 @@ package final class TimelineRecorder: @unchecked Sendable {
         unlock()
     }
 
-    /// The request waited from `start` until now for a shared transfer's answer: one it joined,
-    /// unless it started it.
+    /// The request waited from `start` until now for the answer of a shared transfer it joined.
     func joined(since start: ContinuousClock.Instant) {
         let end = clock.now
         lock()
-        if !hasEnded, timeline.sharedTransfer != .started {
+        if !hasEnded {
             timeline.sharedTransfer = .joined
             timeline.waits.append(
                 RequestTimeline.Wait(kind: .sharedTransfer, start: start - started, duration: end - start))
@@ -98,7 +99,7 @@ package final class TimelineRecorder: @unchecked Sendable {
     }
 
     /// An attempt under way: its number, reason, start and request as sent.
-    struct AttemptStart {
+    struct AttemptStart: Sendable {
         let number: Int
         let reason: RequestTimeline.AttemptReason
         let start: ContinuousClock.Instant
@@ -111,11 +112,11 @@ package final class TimelineRecorder: @unchecked Sendable {
     /// then nothing of the attempt is recorded.
     func attemptStarting(_ request: HTTPRequest, traceParent: String?) -> AttemptStart? {
         let sent = ObservedRequest(request)
+        // Observers are told under the lock: one request's events reach them in order, and none
+        // after its end.
         lock()
-        guard !hasEnded else {
-            unlock()
-            return nil
-        }
+        defer { unlock() }
+        guard !hasEnded else { return nil }
         attemptCount += 1
         let number = attemptCount
         let reason = nextReason ?? (number == 1 ? .first : .other)
@@ -124,20 +125,18 @@ package final class TimelineRecorder: @unchecked Sendable {
             timeline.traceID = trace.traceID
             timeline.parentID = trace.parentID
         }
-        unlock()
+        let attempt = AttemptStart(
+            number: number, reason: reason, start: clock.now, request: sent, traceParent: traceParent)
+        openAttempt = attempt
         for observer in observers { observer.attemptStarted(number, request: sent) }
-        return AttemptStart(number: number, reason: reason, start: clock.now, request: sent, traceParent: traceParent)
+        return attempt
     }
 
     /// The attempt `started` ended with `response`, or failed with `error`.
     func attemptEnded(
         _ started: AttemptStart, of request: HTTPRequest, response: HTTPResponse?, error: (any Error)? = nil
     ) {
-        var attempt = RequestTimeline.Attempt(
-            number: started.number, reason: started.reason, request: started.request,
-            start: started.start - self.started, duration: clock.now - started.start,
-            phases: RequestTimeline.Phases(), connection: RequestTimeline.Connection(),
-            bytes: RequestTimeline.ByteCounts(), traceParent: started.traceParent)
+        var attempt = started.ended(after: clock.now - started.start, since: self.started)
         attempt.bytes.requestBody = request.body.knownLength
         if let response {
             attempt.describe(response)
@@ -146,40 +145,87 @@ package final class TimelineRecorder: @unchecked Sendable {
             attempt.failure = failure.code
             attempt.status = failure.status
         }
-        record(attempt)
-    }
-
-    /// Keeps an attempt that ended and tells the observers, unless the request ended first.
-    private func record(_ attempt: RequestTimeline.Attempt) {
         lock()
-        guard !hasEnded else { return unlock() }
+        defer { unlock() }
+        // Ended already: the request's end closed this attempt as cancelled.
+        guard !hasEnded, openAttempt?.number == started.number else { return }
+        openAttempt = nil
         timeline.attempts.append(attempt)
-        unlock()
-        for observer in observers { observer.attemptEnded(attempt, of: request) }
+        for observer in observers { observer.attemptEnded(attempt, of: self.request) }
     }
 
     /// The request ended with `response` (decoded, or from the cache), or `failure`: its
-    /// timeline goes to the observers, once.
+    /// timeline goes to the observers, once. An attempt still under way (a transfer it started
+    /// goes on for identical requests that share it) ends first, as cancelled for this request.
     func end(_ response: HTTPResponse?, failure: NetworkError? = nil, decoder: JSONDecoder? = nil) {
         let end = clock.now
+        var reader: BusinessCodeReader?
+        if let decoder, let body = response.map({ $0.bodyFile == nil ? $0.body : Data() }) ?? failure?.body,
+            !body.isEmpty, body.count <= BusinessCodeReader.largestBody
+        {
+            reader = BusinessCodeReader(body: body, decoder: decoder)
+        }
         lock()
-        guard !hasEnded else { return unlock() }
+        defer { unlock() }
+        guard !hasEnded else { return }
         hasEnded = true
+        if let open = openAttempt {
+            openAttempt = nil
+            var attempt = open.ended(after: end - open.start, since: started)
+            attempt.failure = .cancelled
+            timeline.attempts.append(attempt)
+            for observer in observers { observer.attemptEnded(attempt, of: request) }
+        }
         var timeline = self.timeline
         // What the request kept goes with the copy: the recorder may be freed on a transport's
         // thread, which should not be the one to free it.
         self.timeline.attempts = []
         self.timeline.waits = []
-        unlock()
         timeline.total = end - started
         timeline.status = response?.status ?? failure?.status
         timeline.failure = failure?.code
-        if let decoder, let body = response.map({ $0.bodyFile == nil ? $0.body : Data() }) ?? failure?.body,
-            !body.isEmpty, body.count <= 8 << 20
-        {
-            timeline.codeReader = { EnvelopeProbe.code(in: body, decoder: decoder) }
-        }
+        if let reader { timeline.codeReader = { reader.code } }
         for observer in observers { observer.requestEnded(timeline) }
+    }
+}
+
+extension TimelineRecorder.AttemptStart {
+    /// The attempt as it ended `duration` after it began, its start counted from `requestStart`.
+    fileprivate func ended(after duration: Duration, since requestStart: ContinuousClock.Instant)
+        -> RequestTimeline.Attempt
+    {
+        RequestTimeline.Attempt(
+            number: number, reason: reason, request: request, start: start - requestStart, duration: duration,
+            phases: RequestTimeline.Phases(), connection: RequestTimeline.Connection(),
+            bytes: RequestTimeline.ByteCounts(), traceParent: traceParent)
+    }
+}
+
+/// Reads an answer's business code once, when first asked, and then lets the body go.
+///
+/// `@unchecked Sendable`: `body` and `read` are guarded by `lock`.
+private final class BusinessCodeReader: @unchecked Sendable {
+    /// The largest body kept for the code: 64 KiB (an envelope with a code is smaller).
+    static let largestBody = 64 << 10
+
+    private let lock = NSLock()
+    private var body: Data?
+    private var read: BusinessCode?
+    private let decoder: JSONDecoder
+
+    init(body: Data, decoder: JSONDecoder) {
+        self.body = body
+        self.decoder = decoder
+    }
+
+    var code: BusinessCode? {
+        lock.withLock {
+            if let body {
+                read = EnvelopeProbe.code(in: body, decoder: decoder)
+                self.body = nil
+            }
+            return read
+        }
     }
 }
 

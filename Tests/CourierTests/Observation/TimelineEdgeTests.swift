@@ -30,6 +30,22 @@ import Testing
         #expect(timeline.attempts.first.map { $0.start >= wait.start + wait.duration } == true)
     }
 
+    @Test("offline, a request that would share its transfer fails without having joined or waited for anything")
+    func offlineIsNoSharing() async throws {
+        let log = ObserverLog()
+        var configuration = NetworkClient.Configuration(
+            baseURL: URL(string: "https://api.example.com/")!,
+            transport: MockTransport { _ in .json(#"{"code":0,"data":"sent"}"#) })
+        configuration.reachability = ManualReachability(.offline)
+        configuration.observers = [log]
+        let client = NetworkClient(configuration: configuration)
+        let error = await networkError { _ = try await client.send(Endpoint<String>.get("a")) }
+        #expect(error?.code == .offline)
+        let timeline = try #require(log.timelines.first)
+        #expect(timeline.failure == .offline && timeline.sharedTransfer == nil && timeline.waits.isEmpty)
+        #expect(timeline.attempts.isEmpty)
+    }
+
     @Test("an upload and a download each have a timeline with their attempt, status and bytes")
     func transfers() async throws {
         let directory = try TemporaryDirectory()
@@ -104,19 +120,21 @@ import Testing
         #expect(!log.everything.contains("ann-token"))
     }
 
-    @Test("a stale answer is flagged, and its refresh in the background is in no caller's timeline")
+    @Test("a stale answer is flagged, and its refresh in the background is in no caller's timeline nor trace")
     func staleWhileRevalidate() async throws {
         let log = ObserverLog()
         let backend = try Backend {
             $0.observers = [log]
             $0.cache = ResponseCache()
+            $0.interceptors = [.traceContext()]
         }
         defer { backend.server.stop() }
         let count = Counter()
         backend.server.route("/v1/s") { _ in .envelope(data: "v\(count.increment())") }
         let endpoint = Endpoint<String>.get("s").caching(.staleWhileRevalidate(maxAge: .zero))
         #expect(try await backend.client.send(endpoint) == "v1")
-        #expect(try await backend.client.send(endpoint) == "v1")
+        let caller = try #require(TraceContext(traceID: "11111111111111111111111111111111"))
+        #expect(try await TraceContext.$current.withValue(caller) { try await backend.client.send(endpoint) } == "v1")
         while backend.server.requests.count < 2 || backend.client.activeRequestCount > 0 {
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -127,6 +145,8 @@ import Testing
         #expect(started == 2, "the background refresh is no caller's request: \(log.events)")
         #expect(
             log.events.filter { $0.hasPrefix("attempt ") }.count == 2, "one attempt, begun and ended: \(log.events)")
+        let refresh = try #require(backend.server.requests.last?.headers["traceparent"])
+        #expect(!refresh.contains(caller.traceID), "the refresh is in a trace of its own")
     }
 
     @Test(
@@ -279,10 +299,14 @@ import Testing
 
         let events = log.events
         let starterID = try #require(events.first.map { String($0.dropFirst("started ".count)) })
-        let ended = try #require(events.firstIndex(of: "ended \(starterID)"))
+        // Its attempt was under way when it left: it ends, as cancelled, before the request does.
         #expect(
-            !events[(ended + 1)...].contains { $0.hasSuffix("of \(starterID)") },
-            "nothing of the starter after its end: \(events)")
+            events.filter { $0.hasSuffix(" \(starterID)") } == [
+                "started \(starterID)", "attempt 1 of \(starterID)", "attempt 1 ended of \(starterID)",
+                "ended \(starterID)",
+            ], "\(events)")
+        let starterTimeline = try #require(log.timelines.first { $0.sharedTransfer == .started })
+        #expect(starterTimeline.attempts.map(\.failure) == [.cancelled] && starterTimeline.failure == .cancelled)
         let joined = try #require(log.timelines.first { $0.sharedTransfer == .joined })
         #expect(joined.status == 200 && joined.attempts.isEmpty && joined.waits.map(\.kind) == [.sharedTransfer])
     }
