@@ -20,8 +20,13 @@ public struct HTTPResponse: Sendable {
     /// The shared transfer the answer came from, when identical requests shared it: their
     /// callers store it in the cache once.
     var sharedTransfer: SharedTransferMark?
-    /// What the transport measured beyond ``timings``, for a request's timeline.
-    package var exchangeFacts: ExchangeFacts?
+    /// What the transport measured beyond ``timings``, for a request's timeline; kept behind
+    /// a reference so that an answer without it stays small to copy.
+    package var exchangeFacts: ExchangeFacts? {
+        get { measured?.facts }
+        set { measured = newValue.map(MeasuredFacts.init) }
+    }
+    private var measured: MeasuredFacts?
     /// The body still arriving, for a request that asked for a streamed answer
     /// (``HTTPRequest/streaming``); ``body`` is empty then.
     var streamedBody: ResponseBodyStream.Reading?
@@ -51,4 +56,10 @@ public struct HTTPResponse: Sendable {
         let trimmed = type.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
         return String(decoding: trimmed, as: UTF8.self).lowercased()
     }
+}
+
+/// ``HTTPResponse/exchangeFacts`` behind one reference.
+private final class MeasuredFacts: Sendable {
+    let facts: ExchangeFacts
+    init(_ facts: ExchangeFacts) { self.facts = facts }
 }
