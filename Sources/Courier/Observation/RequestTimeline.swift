@@ -283,8 +283,8 @@ public struct ObservedRequest: Sendable, Hashable, CustomStringConvertible, Cust
 }
 
 extension RequestTimeline.Phases: CustomStringConvertible {
-    /// The phases of an answer as its transport measured them (``HTTPResponse/timings``, and
-    /// what a client with observers asked it for): the phases of ``RequestTimeline/Attempt``.
+    /// The phases of an answer as its transport measured them: ``HTTPResponse/timings``, and
+    /// the moments it measures besides when asked (for observers, or a log line with phases).
     /// - Parameter response: The answer.
     public init(of response: HTTPResponse) {
         if let timings = response.timings {
@@ -309,7 +309,6 @@ extension RequestTimeline.Phases: CustomStringConvertible {
             ("first byte", firstByte), ("body", bodyReceived),
         ].map { name, value in "\(name) \(value?.millisecondsText ?? "not measured")" }.joined(separator: ", ")
     }
-
 }
 
 extension Duration {
