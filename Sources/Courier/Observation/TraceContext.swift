@@ -88,17 +88,9 @@ public struct TraceContext: Sendable, Hashable {
         return id
     }
 
+    /// `bytes` random bytes as lowercase hexadecimal, from the pool nonces come from.
     private static func randomHex(bytes: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(bytes * 2)
-        for _ in 0..<bytes {
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xf)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        RandomPool.shared.hexString(ofBytes: bytes)
     }
 
     private static func isID(_ id: String, digits: Int) -> Bool {
