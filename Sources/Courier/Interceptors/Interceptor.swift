@@ -155,24 +155,30 @@ struct InterceptorChain: Sendable {
             // The last step before the wire: whatever a layer waited for (a token, a retry's
             // pause), nothing goes out for a session that has ended since the request began.
             try context.epoch.check("the request was about to be sent")
-            // Most requests are neither traced nor observed: they go as they are, uncopied.
+            // Most requests are neither traced nor observed: they go as they are, uncopied; so
+            // does an untraced one.
             if request.trace == nil, request.timeline == nil { return try await transport.send(request) }
+            guard request.trace != nil else { return try await attempt(request, traceParent: nil) }
             let (sent, traceParent) = request.stampingTrace()
-            guard let timeline = request.timeline,
-                let attempt = timeline.attemptStarting(sent, traceParent: traceParent)
-            else { return try await transport.send(sent) }
-            do {
-                let response = try await transport.send(sent)
-                timeline.attemptEnded(attempt, of: sent, response: response)
-                return response
-            } catch {
-                timeline.attemptEnded(attempt, of: sent, response: nil, error: error)
-                throw error
-            }
+            return try await attempt(sent, traceParent: traceParent)
         }
         let next = index + 1
         return try await interceptors[index].intercept(request, context: context) { request in
             try await send(request, from: next, context: context, skipping: skipped)
+        }
+    }
+
+    /// Sends `request` as one attempt, told to its timeline when it has one.
+    private func attempt(_ request: HTTPRequest, traceParent: String?) async throws -> HTTPResponse {
+        guard let timeline = request.timeline, let attempt = timeline.attemptStarting(request, traceParent: traceParent)
+        else { return try await transport.send(request) }
+        do {
+            let response = try await transport.send(request)
+            timeline.attemptEnded(attempt, response: response)
+            return response
+        } catch {
+            timeline.attemptEnded(attempt, response: nil, error: error)
+            throw error
         }
     }
 }

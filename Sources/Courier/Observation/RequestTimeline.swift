@@ -43,14 +43,18 @@ public struct RequestTimeline: Sendable, CustomReflectable {
     /// The caller's span the request's spans belong under (``TraceContext/parentID`` of the
     /// trace it was sent in), when there is one.
     public var parentID: String?
-    /// Reads the business code from the answer's body, which nothing else in the timeline
-    /// shows (a login's answer holds a token).
-    var codeReader: (@Sendable () -> BusinessCode?)?
+    /// The answer's body and the client's decoder, for ``businessCode``; nothing else in the
+    /// timeline shows the body (a login's answer holds a token).
+    var codeSource: (body: Data, decoder: JSONDecoder)?
+    /// The largest body kept for the business code: 64 KiB (an envelope with a code is smaller).
+    static let largestCodeBody = 64 << 10
 
-    /// The business code of the answer's envelope, read from its body when first asked (the
-    /// body is let go then), or `nil` when it has none, its success flag says the call
-    /// succeeded, or the body is not an envelope or is larger than 64 KB.
-    public var businessCode: BusinessCode? { codeReader?() }
+    /// The business code of the answer's envelope, read from its body each time it is asked
+    /// (read it once), or `nil` when it has none, its success flag says the call succeeded, or
+    /// the body is not an envelope or is larger than 64 KB.
+    public var businessCode: BusinessCode? {
+        codeSource.flatMap { EnvelopeProbe.code(in: $0.body, decoder: $0.decoder) }
+    }
 
     /// What the timeline shows, printed or dumped: its public properties.
     public var customMirror: Mirror {
@@ -227,33 +231,46 @@ public struct ObservedRequest: Sendable, Hashable, CustomStringConvertible, Cust
     public let id: UInt64
     /// The method.
     public let method: HTTPMethod
-    private let rawURL: URL
-    private let query: Parameters
-    private let rawHeaders: HTTPHeaders
-    private let redactor: Redactor
-    private let secretValues: [String]
+    /// What is redacted when read, behind one reference: an attempt or a timeline that holds
+    /// the request stays cheap to copy.
+    private let sent: Sent
 
-    init(_ request: HTTPRequest) {
+    /// The request's parts as they were sent, and what hides their secrets.
+    private final class Sent: Sendable {
+        let url: URL
+        let query: Parameters
+        let headers: HTTPHeaders
+        let redactor: Redactor
+        let secretValues: [String]
+
+        init(_ request: borrowing HTTPRequest) {
+            url = request.url
+            query = request.query
+            headers = request.wireHeaders
+            redactor = request.redactor
+            secretValues = request.notes.secretValues
+        }
+
+        var hiding: ArchiveRedaction { ArchiveRedaction(redactor: redactor, secretValues: secretValues) }
+    }
+
+    init(_ request: borrowing HTTPRequest) {
         id = request.notes.call
         method = request.method
-        rawURL = request.url
-        query = request.query
-        rawHeaders = request.wireHeaders
-        redactor = request.redactor
-        secretValues = request.notes.secretValues
+        sent = Sent(request)
     }
 
     /// The URL with its query, secrets hidden (redacted each time it is read).
     public var url: String {
-        let suffix = query.isEmpty ? "" : "?" + query.encoded
-        return ArchiveRedaction(redactor: redactor, secretValues: secretValues).url(rawURL.absoluteString + suffix)
+        let suffix = sent.query.isEmpty ? "" : "?" + sent.query.encoded
+        return sent.hiding.url(sent.url.absoluteString + suffix)
     }
 
     /// The header fields as sent (with the body's `Content-Type`), secrets hidden (redacted
     /// each time they are read).
     public var headers: HTTPHeaders {
-        let hiding = ArchiveRedaction(redactor: redactor, secretValues: secretValues)
-        return HTTPHeaders(rawHeaders.fields.map { .init(name: $0.name, value: hiding.field($0.name, $0.value)) })
+        let hiding = sent.hiding
+        return HTTPHeaders(sent.headers.fields.map { .init(name: $0.name, value: hiding.field($0.name, $0.value)) })
     }
 
     /// The method and the URL: `GET https://api.example.com/v1/orders?page=1&token=<redacted>`.

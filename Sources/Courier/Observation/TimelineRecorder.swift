@@ -6,96 +6,77 @@ import Foundation
 /// they wait for and why they send again. Once the request ended, what arrives late (an attempt
 /// of a transfer shared with others) is not recorded.
 ///
-/// `@unchecked Sendable`: every `var` is guarded by `mutex`, a plain one: `NSLock` costs several
-/// allocations on Linux, and a recorder is made for every request.
-package final class TimelineRecorder: @unchecked Sendable {
-    private let observers: [any RequestObserver]
-    private let clock = ContinuousClock()
-    private let started: ContinuousClock.Instant
-    /// The request as its endpoint built it.
-    private let request: ObservedRequest
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var timeline: RequestTimeline
-    /// Why the next attempt is sent, when a layer said.
-    private var nextReason: RequestTimeline.AttemptReason?
-    private var hasEnded = false
-    /// The attempts begun so far.
-    private var attemptCount = 0
-    /// The attempt under way, if any.
-    private var openAttempt: AttemptStart?
+/// One allocation per request: everything sits with its lock. Observers are told with the lock
+/// held: one request's events reach them in order, and none after its end.
+package struct TimelineRecorder: Sendable {
+    private let state: Locked<State>
 
-    init(observers: [any RequestObserver], request: HTTPRequest) {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-        self.observers = observers
-        self.started = clock.now
+    private struct State {
+        let observers: [any RequestObserver]
+        let started: ContinuousClock.Instant
+        /// The request as its endpoint built it.
+        let request: ObservedRequest
+        var timeline: RequestTimeline
+        /// Why the next attempt is sent, when a layer said.
+        var nextReason: RequestTimeline.AttemptReason?
+        var hasEnded = false
+        /// The attempts begun so far.
+        var attemptCount = 0
+        /// The attempt under way, if any.
+        var openAttempt: AttemptStart?
+    }
+
+    init(observers: [any RequestObserver], request: borrowing HTTPRequest) {
         let observed = ObservedRequest(request)
-        self.request = observed
-        timeline = RequestTimeline(
-            request: observed, startedAt: Date(), waits: [], attempts: [], total: .zero, codeReader: nil)
-        for observer in observers { observer.requestStarted(observed) }
+        let timeline = RequestTimeline(request: observed, startedAt: Date(), waits: [], attempts: [], total: .zero)
+        state = Locked(State(observers: observers, started: .now, request: observed, timeline: timeline))
+        state.withLock { state in
+            for observer in state.observers { observer.requestStarted(observed) }
+        }
     }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    private func lock() { pthread_mutex_lock(mutex) }
-    private func unlock() { pthread_mutex_unlock(mutex) }
 
     /// The time now, to pass back to ``waited(_:since:)`` or ``decoded(since:)``.
-    var now: ContinuousClock.Instant { clock.now }
+    var now: ContinuousClock.Instant { .now }
 
     /// The request waited for `kind` from `start` until now.
     func waited(_ kind: RequestTimeline.WaitKind, since start: ContinuousClock.Instant) {
-        let end = clock.now
-        lock()
-        if !hasEnded {
-            timeline.waits.append(RequestTimeline.Wait(kind: kind, start: start - started, duration: end - start))
+        let end = ContinuousClock.now
+        state.withLock { state in
+            guard !state.hasEnded else { return }
+            state.timeline.waits.append(.init(kind: kind, start: start - state.started, duration: end - start))
         }
-        unlock()
     }
 
     /// The next attempt is sent for `reason` (a layer about to send the request again).
     func willResend(_ reason: RequestTimeline.AttemptReason) {
-        lock()
-        nextReason = reason
-        unlock()
+        state.withLock { $0.nextReason = reason }
     }
 
     /// What the cache did.
     func cache(_ outcome: RequestTimeline.CacheOutcome) {
-        lock()
-        if !hasEnded { timeline.cache = outcome }
-        unlock()
+        state.withLock { if !$0.hasEnded { $0.timeline.cache = outcome } }
     }
 
     /// The request's transfer is open for identical requests to join.
     func startedSharedTransfer() {
-        lock()
-        if !hasEnded { timeline.sharedTransfer = .started }
-        unlock()
+        state.withLock { if !$0.hasEnded { $0.timeline.sharedTransfer = .started } }
     }
 
     /// The request waited from `start` until now for the answer of a shared transfer it joined.
     func joined(since start: ContinuousClock.Instant) {
-        let end = clock.now
-        lock()
-        if !hasEnded {
-            timeline.sharedTransfer = .joined
-            timeline.waits.append(
-                RequestTimeline.Wait(kind: .sharedTransfer, start: start - started, duration: end - start))
+        let end = ContinuousClock.now
+        state.withLock { state in
+            guard !state.hasEnded else { return }
+            state.timeline.sharedTransfer = .joined
+            state.timeline.waits.append(
+                .init(kind: .sharedTransfer, start: start - state.started, duration: end - start))
         }
-        unlock()
     }
 
     /// Checking and decoding the answer took from `start` until now.
     func decoded(since start: ContinuousClock.Instant) {
-        let end = clock.now
-        lock()
-        if !hasEnded { timeline.decoding = (timeline.decoding ?? .zero) + (end - start) }
-        unlock()
+        let took = ContinuousClock.now - start
+        state.withLock { if !$0.hasEnded { $0.timeline.decoding = ($0.timeline.decoding ?? .zero) + took } }
     }
 
     /// An attempt under way: its number, reason, start and request as sent.
@@ -105,6 +86,8 @@ package final class TimelineRecorder: @unchecked Sendable {
         let start: ContinuousClock.Instant
         let request: ObservedRequest
         let traceParent: String?
+        /// The size of the request's body when it is in memory.
+        let bodyLength: Int?
     }
 
     /// An attempt is about to go to the transport: the observers hear of it. `nil` once the
@@ -112,32 +95,29 @@ package final class TimelineRecorder: @unchecked Sendable {
     /// then nothing of the attempt is recorded.
     func attemptStarting(_ request: HTTPRequest, traceParent: String?) -> AttemptStart? {
         let sent = ObservedRequest(request)
-        // Observers are told under the lock: one request's events reach them in order, and none
-        // after its end.
-        lock()
-        defer { unlock() }
-        guard !hasEnded else { return nil }
-        attemptCount += 1
-        let number = attemptCount
-        let reason = nextReason ?? (number == 1 ? .first : .other)
-        nextReason = nil
-        if timeline.traceID == nil, let trace = request.trace {
-            timeline.traceID = trace.traceID
-            timeline.parentID = trace.parentID
+        let bodyLength = request.body.knownLength
+        return state.withLock { state in
+            guard !state.hasEnded else { return nil }
+            state.attemptCount += 1
+            let number = state.attemptCount
+            let reason = state.nextReason ?? (number == 1 ? .first : .other)
+            state.nextReason = nil
+            if state.timeline.traceID == nil, let trace = request.trace {
+                state.timeline.traceID = trace.traceID
+                state.timeline.parentID = trace.parentID
+            }
+            let attempt = AttemptStart(
+                number: number, reason: reason, start: .now, request: sent, traceParent: traceParent,
+                bodyLength: bodyLength)
+            state.openAttempt = attempt
+            for observer in state.observers { observer.attemptStarted(number, request: sent) }
+            return attempt
         }
-        let attempt = AttemptStart(
-            number: number, reason: reason, start: clock.now, request: sent, traceParent: traceParent)
-        openAttempt = attempt
-        for observer in observers { observer.attemptStarted(number, request: sent) }
-        return attempt
     }
 
     /// The attempt `started` ended with `response`, or failed with `error`.
-    func attemptEnded(
-        _ started: AttemptStart, of request: HTTPRequest, response: HTTPResponse?, error: (any Error)? = nil
-    ) {
-        var attempt = started.ended(after: clock.now - started.start, since: self.started)
-        attempt.bytes.requestBody = request.body.knownLength
+    func attemptEnded(_ started: AttemptStart, response: HTTPResponse?, error: (any Error)? = nil) {
+        var attempt = started.ended(after: .now - started.start)
         if let response {
             attempt.describe(response)
         } else if let error {
@@ -145,87 +125,60 @@ package final class TimelineRecorder: @unchecked Sendable {
             attempt.failure = failure.code
             attempt.status = failure.status
         }
-        lock()
-        defer { unlock() }
-        // Ended already: the request's end closed this attempt as cancelled.
-        guard !hasEnded, openAttempt?.number == started.number else { return }
-        openAttempt = nil
-        timeline.attempts.append(attempt)
-        for observer in observers { observer.attemptEnded(attempt, of: self.request) }
+        state.withLock { state in
+            // Ended already: the request's end closed this attempt as cancelled.
+            guard !state.hasEnded, state.openAttempt?.number == started.number else { return }
+            state.openAttempt = nil
+            attempt.start = started.start - state.started
+            state.timeline.attempts.append(attempt)
+            for observer in state.observers { observer.attemptEnded(attempt, of: state.request) }
+        }
     }
 
     /// The request ended with `response` (decoded, or from the cache), or `failure`: its
     /// timeline goes to the observers, once. An attempt still under way (a transfer it started
     /// goes on for identical requests that share it) ends first, as cancelled for this request.
     func end(_ response: HTTPResponse?, failure: NetworkError? = nil, decoder: JSONDecoder? = nil) {
-        let end = clock.now
-        var reader: BusinessCodeReader?
-        if let decoder, let body = response.map({ $0.bodyFile == nil ? $0.body : Data() }) ?? failure?.body,
-            !body.isEmpty, body.count <= BusinessCodeReader.largestBody
+        let end = ContinuousClock.now
+        // The body, for the business code when asked: an envelope's, never a file's.
+        var codeSource: (body: Data, decoder: JSONDecoder)?
+        if let decoder, let body = (response?.bodyFile == nil ? response?.body : nil) ?? failure?.body,
+            !body.isEmpty, body.count <= RequestTimeline.largestCodeBody
         {
-            reader = BusinessCodeReader(body: body, decoder: decoder)
+            codeSource = (body, decoder)
         }
-        lock()
-        defer { unlock() }
-        guard !hasEnded else { return }
-        hasEnded = true
-        if let open = openAttempt {
-            openAttempt = nil
-            var attempt = open.ended(after: end - open.start, since: started)
-            attempt.failure = .cancelled
-            timeline.attempts.append(attempt)
-            for observer in observers { observer.attemptEnded(attempt, of: request) }
+        state.withLock { state in
+            guard !state.hasEnded else { return }
+            state.hasEnded = true
+            if let open = state.openAttempt {
+                state.openAttempt = nil
+                var attempt = open.ended(after: end - open.start)
+                attempt.start = open.start - state.started
+                attempt.failure = .cancelled
+                state.timeline.attempts.append(attempt)
+                for observer in state.observers { observer.attemptEnded(attempt, of: state.request) }
+            }
+            // The recorder keeps nothing of the timeline: it may be freed on a transport's
+            // thread, which should not be the one to free what the request gathered.
+            var timeline = state.timeline
+            state.timeline.attempts = []
+            state.timeline.waits = []
+            timeline.total = end - state.started
+            timeline.status = response?.status ?? failure?.status
+            timeline.failure = failure?.code
+            timeline.codeSource = codeSource
+            for observer in state.observers { observer.requestEnded(timeline) }
         }
-        var timeline = self.timeline
-        // What the request kept goes with the copy: the recorder may be freed on a transport's
-        // thread, which should not be the one to free it.
-        self.timeline.attempts = []
-        self.timeline.waits = []
-        timeline.total = end - started
-        timeline.status = response?.status ?? failure?.status
-        timeline.failure = failure?.code
-        if let reader { timeline.codeReader = { reader.code } }
-        for observer in observers { observer.requestEnded(timeline) }
     }
 }
 
 extension TimelineRecorder.AttemptStart {
-    /// The attempt as it ended `duration` after it began, its start counted from `requestStart`.
-    fileprivate func ended(after duration: Duration, since requestStart: ContinuousClock.Instant)
-        -> RequestTimeline.Attempt
-    {
+    /// The attempt as it ended `duration` after it began (its start is the caller's to set).
+    fileprivate func ended(after duration: Duration) -> RequestTimeline.Attempt {
         RequestTimeline.Attempt(
-            number: number, reason: reason, request: request, start: start - requestStart, duration: duration,
+            number: number, reason: reason, request: request, start: .zero, duration: duration,
             phases: RequestTimeline.Phases(), connection: RequestTimeline.Connection(),
-            bytes: RequestTimeline.ByteCounts(), traceParent: traceParent)
-    }
-}
-
-/// Reads an answer's business code once, when first asked, and then lets the body go.
-///
-/// `@unchecked Sendable`: `body` and `read` are guarded by `lock`.
-private final class BusinessCodeReader: @unchecked Sendable {
-    /// The largest body kept for the code: 64 KiB (an envelope with a code is smaller).
-    static let largestBody = 64 << 10
-
-    private let lock = NSLock()
-    private var body: Data?
-    private var read: BusinessCode?
-    private let decoder: JSONDecoder
-
-    init(body: Data, decoder: JSONDecoder) {
-        self.body = body
-        self.decoder = decoder
-    }
-
-    var code: BusinessCode? {
-        lock.withLock {
-            if let body {
-                read = EnvelopeProbe.code(in: body, decoder: decoder)
-                self.body = nil
-            }
-            return read
-        }
+            bytes: RequestTimeline.ByteCounts(requestBody: bodyLength), traceParent: traceParent)
     }
 }
 
