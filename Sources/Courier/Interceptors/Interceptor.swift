@@ -155,10 +155,8 @@ struct InterceptorChain: Sendable {
             // The last step before the wire: whatever a layer waited for (a token, a retry's
             // pause), nothing goes out for a session that has ended since the request began.
             try context.epoch.check("the request was about to be sent")
-            // Most requests are neither traced nor observed: they go as they are, uncopied; so
-            // does an untraced one.
+            // Most requests are neither traced nor observed: they go as they are, uncopied.
             if request.trace == nil, request.timeline == nil { return try await transport.send(request) }
-            guard request.trace != nil else { return try await attempt(request, traceParent: nil) }
             let (sent, traceParent) = request.stampingTrace()
             return try await attempt(sent, traceParent: traceParent)
         }

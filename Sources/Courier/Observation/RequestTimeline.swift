@@ -43,18 +43,14 @@ public struct RequestTimeline: Sendable, CustomReflectable {
     /// The caller's span the request's spans belong under (``TraceContext/parentID`` of the
     /// trace it was sent in), when there is one.
     public var parentID: String?
-    /// The answer's body and the client's decoder, for ``businessCode``; nothing else in the
-    /// timeline shows the body (a login's answer holds a token).
-    var codeSource: (body: Data, decoder: JSONDecoder)?
-    /// The largest body kept for the business code: 64 KiB (an envelope with a code is smaller).
-    static let largestCodeBody = 64 << 10
+    /// Reads the business code from the answer's body, which nothing else in the timeline
+    /// shows (a login's answer holds a token).
+    var codeReader: BusinessCodeReader?
 
-    /// The business code of the answer's envelope, read from its body each time it is asked
-    /// (read it once), or `nil` when it has none, its success flag says the call succeeded, or
-    /// the body is not an envelope or is larger than 64 KB.
-    public var businessCode: BusinessCode? {
-        codeSource.flatMap { EnvelopeProbe.code(in: $0.body, decoder: $0.decoder) }
-    }
+    /// The business code of the answer's envelope, read from its body when first asked (the
+    /// body is let go then), or `nil` when it has none, its success flag says the call
+    /// succeeded, or the body is not an envelope or is larger than 64 KiB.
+    public var businessCode: BusinessCode? { codeReader?.code }
 
     /// What the timeline shows, printed or dumped: its public properties.
     public var customMirror: Mirror {

@@ -6,8 +6,8 @@ import Foundation
 /// they wait for and why they send again. Once the request ended, what arrives late (an attempt
 /// of a transfer shared with others) is not recorded.
 ///
-/// One allocation per request: everything sits with its lock. Observers are told with the lock
-/// held: one request's events reach them in order, and none after its end.
+/// Its state sits with its lock in one allocation. Observers are told with the lock held: one
+/// request's events reach them in order, and none after its end.
 package struct TimelineRecorder: Sendable {
     private let state: Locked<State>
 
@@ -141,11 +141,11 @@ package struct TimelineRecorder: Sendable {
     func end(_ response: HTTPResponse?, failure: NetworkError? = nil, decoder: JSONDecoder? = nil) {
         let end = ContinuousClock.now
         // The body, for the business code when asked: an envelope's, never a file's.
-        var codeSource: (body: Data, decoder: JSONDecoder)?
+        var codeReader: BusinessCodeReader?
         if let decoder, let body = (response?.bodyFile == nil ? response?.body : nil) ?? failure?.body,
-            !body.isEmpty, body.count <= RequestTimeline.largestCodeBody
+            !body.isEmpty, body.count <= BusinessCodeReader.largestBody
         {
-            codeSource = (body, decoder)
+            codeReader = BusinessCodeReader(body: body, decoder: decoder)
         }
         state.withLock { state in
             guard !state.hasEnded else { return }
@@ -154,6 +154,8 @@ package struct TimelineRecorder: Sendable {
                 state.openAttempt = nil
                 var attempt = open.ended(after: end - open.start)
                 attempt.start = open.start - state.started
+                // A cancelled attempt may have sent none of its body.
+                attempt.bytes.requestBody = nil
                 attempt.failure = .cancelled
                 state.timeline.attempts.append(attempt)
                 for observer in state.observers { observer.attemptEnded(attempt, of: state.request) }
@@ -166,7 +168,7 @@ package struct TimelineRecorder: Sendable {
             timeline.total = end - state.started
             timeline.status = response?.status ?? failure?.status
             timeline.failure = failure?.code
-            timeline.codeSource = codeSource
+            timeline.codeReader = codeReader
             for observer in state.observers { observer.requestEnded(timeline) }
         }
     }
@@ -179,6 +181,34 @@ extension TimelineRecorder.AttemptStart {
             number: number, reason: reason, request: request, start: .zero, duration: duration,
             phases: RequestTimeline.Phases(), connection: RequestTimeline.Connection(),
             bytes: RequestTimeline.ByteCounts(requestBody: bodyLength), traceParent: traceParent)
+    }
+}
+
+/// Reads an answer's business code once, when first asked, and then lets the body go: a
+/// timeline an observer keeps holds no body (a login's answer holds a token).
+struct BusinessCodeReader: Sendable {
+    /// The largest body kept for the code: 64 KiB (an envelope with a code is smaller).
+    static let largestBody = 64 << 10
+
+    private enum Reading: Sendable {
+        case unread(Data, JSONDecoder)
+        case read(BusinessCode?)
+    }
+
+    private let reading: Locked<Reading>
+
+    init(body: Data, decoder: JSONDecoder) {
+        reading = Locked(.unread(body, decoder))
+    }
+
+    var code: BusinessCode? {
+        reading.withLock { reading in
+            if case .unread(let body, let decoder) = reading {
+                reading = .read(EnvelopeProbe.code(in: body, decoder: decoder))
+            }
+            guard case .read(let code) = reading else { return nil }
+            return code
+        }
     }
 }
 

@@ -3,8 +3,7 @@ import Foundation
 /// A value guarded by a mutex, both in one allocation: made for every observed request, where
 /// `NSLock` (several allocations on Linux) would cost more than the work it guards.
 ///
-/// `@unchecked Sendable`: the value is only reached through ``withLock(_:)``.
-struct Locked<Value>: @unchecked Sendable {
+struct Locked<Value> {
     private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         deinit {
             _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
@@ -29,3 +28,6 @@ struct Locked<Value>: @unchecked Sendable {
         }
     }
 }
+
+/// `@unchecked Sendable`: the value is only reached through ``Locked/withLock(_:)``.
+extension Locked: @unchecked Sendable where Value: Sendable {}

@@ -180,6 +180,26 @@ import Testing
         }
     }
 
+    @Test("a timeline's business code is read from the body once, and the body let go then")
+    func businessCodeLetsTheBodyGo() {
+        let freed = Flag()
+        let text = Array(#"{"code":99,"msg":"please log in again","data":{"note":"padding past inline"}}"#.utf8)
+        let bytes = UnsafeMutableRawPointer.allocate(byteCount: text.count, alignment: 1)
+        bytes.copyMemory(from: text, byteCount: text.count)
+        var body: Data? = Data(
+            bytesNoCopy: bytes, count: text.count,
+            deallocator: .custom { pointer, _ in
+                pointer.deallocate()
+                freed.set()
+            })
+        let reader = BusinessCodeReader(body: body ?? Data(), decoder: JSONDecoder())
+        body = nil
+        #expect(!freed.isSet, "kept until the code is asked for")
+        #expect(reader.code == 99)
+        #expect(freed.isSet, "let go once read")
+        #expect(reader.code == 99)
+    }
+
     @Test("a tracestate too long or with a line break is dropped, the trace kept; new ids are well formed and differ")
     func stateAndIDs() {
         let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
