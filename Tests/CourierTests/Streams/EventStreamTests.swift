@@ -279,7 +279,7 @@ import Testing
         #endif
     }
 
-    @Test("100 streams dropped at once reconnect spread over the backoff window, no more than a third in any second")
+    @Test("100 streams dropped at once reconnect spread over the backoff window: over 3 s, at most half in any second")
     func spread() async throws {
         let streams = 100
         let server = try FaultServer(script: { connection in
@@ -316,7 +316,10 @@ import Testing
             busiest = max(busiest, end - start + 1)
         }
         let spread = (times.last ?? .now) - (times.first ?? .now)
-        #expect(busiest <= streams / 3, "\(busiest) reconnections within one second; all of them within \(spread)")
+        // Drawn over 6 s, about 17 fall in a second and the busiest second holds 25-30; a
+        // machine that stalls bunches a few more. Reconnecting at once puts them all in one.
+        #expect(busiest <= streams / 2, "\(busiest) reconnections within one second; all of them within \(spread)")
+        #expect(spread >= .seconds(3), "all \(streams) reconnections within \(spread)")
     }
 }
 
