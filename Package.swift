@@ -27,7 +27,15 @@ let package = Package(
             resources: [.copy("PrivacyInfo.xcprivacy")]),
         .target(name: "CourierTesting", dependencies: ["Courier"]),
         .executableTarget(name: "CourierDemo", dependencies: ["Courier", "CourierTesting"]),
-        .executableTarget(name: "CourierBenchmarks", dependencies: ["Courier", "CourierTesting"], path: "Benchmarks"),
+        // The benchmark's limit: plain C loops on the same libcurl, loaded the same way.
+        .target(name: "CCurlBaseline", dependencies: [.target(name: "CCurl", condition: .when(platforms: [.linux]))]),
+        .executableTarget(
+            name: "CourierBenchmarks",
+            dependencies: [
+                "Courier", "CourierTesting",
+                .target(name: "CCurlBaseline", condition: .when(platforms: [.linux])),
+            ],
+            path: "Benchmarks"),
         // Fuzz targets for every parser of untrusted bytes (scripts/fuzz); libFuzzer's driver is
         // linked only in a -sanitize=fuzzer build, and an ordinary build replays inputs.
         .target(name: "CFuzzDriver", path: "Fuzz/Driver"),

@@ -18,7 +18,7 @@ let only = value(after: "--only").map { Set($0.split(separator: ",").map(String.
 let scenarios = try Scenarios(quick: quick)
 defer { scenarios.stop() }
 print("peer capacity — \(scenarios.serverCapacity())")
-let all: [(String, () async throws -> [Measurement])] = [
+var all: [(String, () async throws -> [Measurement])] = [
     ("S1", scenarios.s1Sequential), ("S2", scenarios.s2Concurrent), ("S3", scenarios.s3FullChain),
     ("S4", scenarios.s4Scaling), ("S5", scenarios.s5EnvelopeDecode), ("S6", scenarios.s6Signing),
     ("S7", scenarios.s7Download), ("S8", scenarios.s8Upload), ("S9", scenarios.s9RefreshStorm),
@@ -26,6 +26,9 @@ let all: [(String, () async throws -> [Measurement])] = [
     ("S13", scenarios.s13Streams), ("S14", scenarios.s14Pages), ("S15", scenarios.s15Recording),
     ("S16", scenarios.s16Observation),
 ]
+#if os(Linux)
+    all.append(("S17", scenarios.s17Limit))
+#endif
 var results: [Measurement] = []
 // The soak (S10) is never short: it runs when named (CI: --only S10 --check) or in a full run.
 for (name, run) in all where only?.contains(name) ?? !(quick && name == "S10") {

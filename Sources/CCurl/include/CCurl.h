@@ -27,6 +27,9 @@ const char *courier_curl_version(void);
 // Easy handles.
 courier_curl_easy *courier_curl_easy_init(void);
 void courier_curl_easy_cleanup(courier_curl_easy *easy);
+/// Runs one transfer to its end on this thread (the benchmark's plain C loop; Courier itself
+/// drives transfers through a multi handle).
+int courier_curl_easy_perform(courier_curl_easy *easy);
 int courier_curl_setopt_long(courier_curl_easy *easy, int option, long value);
 int courier_curl_setopt_pointer(courier_curl_easy *easy, int option, const void *value);
 int courier_curl_setopt_offset(courier_curl_easy *easy, int option, int64_t value);
