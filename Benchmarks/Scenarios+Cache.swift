@@ -70,7 +70,7 @@ extension Scenarios {
     enum BenchmarkError: Error {
         /// The cache-hit run was not answered from the cache, so its figure would be a lie.
         case notFromCache
-        /// The plain C loop on libcurl could not load libcurl, or a GET of it failed.
-        case baselineFailed
+        /// The plain C loop on libcurl could not load libcurl, or a GET of it failed: why.
+        case baselineFailed(String)
     }
 }

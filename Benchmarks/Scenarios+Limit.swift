@@ -9,24 +9,38 @@
         /// to the same route, interleaved in one run: each with the envelope decoded, as S1 and
         /// S2 do, and with the body kept as `Data`, as the C loops keep theirs.
         func s17Limit() async throws -> [Measurement] {
-            let sequential = quick ? 300 : 2000
-            let concurrent = quick ? 640 : 4096
+            let sequential = quick ? 300 : 4000
+            let concurrent = quick ? 640 : 16384
             let url = ordersURL.absoluteString
             let bytes = Endpoint<Data>.get("orders", decoding: .data)
             let unsharedBytes = bytes.sharingIdenticalRequests(false)
-            let c = { (count: Int, concurrency: Int) throws -> Double in
-                let seconds =
-                    concurrency == 1
-                    ? courier_baseline_sequential(url, Int32(count))
-                    : courier_baseline_concurrent(url, Int32(count), Int32(concurrency))
-                guard seconds > 0 else { throw BenchmarkError.baselineFailed }
+            let expected = ordersBody.count
+            // As many connections as the client's transport opens to a host by default.
+            let connections = CurlTransport.Options().maximumConnectionsPerHost
+            // On a thread of its own: a C loop blocks, and the pool's threads are the client's.
+            let c = { (count: Int, concurrency: Int) async throws -> Double in
+                let seconds = await withCheckedContinuation { continuation in
+                    Thread.detachNewThread {
+                        continuation.resume(
+                            returning: concurrency == 1
+                                ? courier_baseline_sequential(url, Int32(count), expected)
+                                : courier_baseline_concurrent(
+                                    url, Int32(count), Int32(concurrency), connections, expected))
+                    }
+                }
+                guard seconds > 0 else {
+                    throw BenchmarkError.baselineFailed(
+                        seconds == COURIER_BASELINE_UNUSABLE
+                            ? "libcurl could not be loaded"
+                            : "a GET failed, timed out, or was not answered with the envelope")
+                }
                 return Double(count) / seconds
             }
             let medians = try await Harness.interleaved(
                 repetitions: repetitions,
                 warmUp: {
-                    _ = try c(200, 1)
-                    _ = try c(640, 64)
+                    _ = try await c(200, 1)
+                    _ = try await c(640, 64)
                     for _ in 0..<200 {
                         _ = try await courierOrders(client)
                         _ = try await client.send(bytes)
@@ -36,7 +50,7 @@
                     }
                 },
                 runs: [
-                    { try c(sequential, 1) },
+                    { try await c(sequential, 1) },
                     {
                         try await Harness.rate(count: sequential, concurrency: 1) {
                             _ = try await self.courierOrders(self.client)
@@ -47,7 +61,7 @@
                             _ = try await self.client.send(bytes)
                         }
                     },
-                    { try c(concurrent, 64) },
+                    { try await c(concurrent, 64) },
                     {
                         try await Harness.rate(count: concurrent, concurrency: 64) {
                             _ = try await self.unsharedOrders(self.client)
@@ -60,7 +74,8 @@
                     },
                 ])
             let seq = "\(sequential) sequential GETs, 1 KB envelope, against a C loop on one libcurl easy handle"
-            let many = "\(concurrent) GETs, 64 at once, against a C loop on one libcurl multi handle"
+            let many =
+                "\(concurrent) GETs, 64 at once, against a C loop on one libcurl multi handle (\(connections) connections)"
             return [
                 .ratio(
                     "S17-seq", "\(seq) — decoded", unit: "req/s", courier: medians[1], baseline: medians[0],

@@ -1,6 +1,7 @@
 // Courier's binding to libcurl, loaded at run time from the libcurl.so.4 every Linux Swift
 // install already has (FoundationNetworking links it), so no -dev package is needed to build.
-// Only what CurlTransport uses is declared; the numbers are libcurl's stable ABI (curl.h).
+// Only what CurlTransport (and the benchmark's C loops) use is declared; the numbers are
+// libcurl's stable ABI (curl.h).
 // libcurl's setopt/getinfo are variadic: calling them from C keeps the variadic convention.
 #ifndef COURIER_CCURL_H
 #define COURIER_CCURL_H

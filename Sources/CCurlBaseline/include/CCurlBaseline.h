@@ -6,14 +6,20 @@
 
 #ifdef __linux__
 
-/// Sends `count` GETs of `url` one after another on one easy handle (one kept-alive
-/// connection). Returns the seconds taken, or -1 when libcurl cannot be loaded or any GET fails
-/// or answers other than 200.
-double courier_baseline_sequential(const char *url, int count);
+/// libcurl could not be loaded, or an argument is out of range.
+#define COURIER_BASELINE_UNUSABLE (-1.0)
+/// A GET failed, timed out (10 s), or its answer was not a 200 with `expected` bytes.
+#define COURIER_BASELINE_FAILED (-2.0)
 
-/// Sends `count` GETs of `url`, `concurrency` at a time, on one multi handle (a connection for
-/// each GET in flight, kept alive). Returns the seconds taken, or -1 as above.
-double courier_baseline_concurrent(const char *url, int count, int concurrency);
+/// Sends `count` GETs of `url` one after another on one easy handle (one kept-alive
+/// connection, opened by an untimed GET first). Returns the seconds taken, or one of the
+/// negative values above.
+double courier_baseline_sequential(const char *url, int count, long expected);
+
+/// Sends `count` GETs of `url`, `concurrency` at a time, on one multi handle with at most
+/// `connections` connections to the host (opened by an untimed round first, kept alive).
+/// Returns the seconds taken, or one of the negative values above.
+double courier_baseline_concurrent(const char *url, int count, int concurrency, long connections, long expected);
 
 #endif
 #endif
