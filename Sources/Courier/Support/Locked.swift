@@ -2,7 +2,6 @@ import Foundation
 
 /// A value guarded by a mutex, both in one allocation: made for every observed request, where
 /// `NSLock` (several allocations on Linux) would cost more than the work it guards.
-///
 struct Locked<Value> {
     private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         deinit {
