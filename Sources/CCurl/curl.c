@@ -24,6 +24,7 @@ static struct {
     char *(*version)(void);
     courier_curl_easy *(*easy_init)(void);
     void (*easy_cleanup)(courier_curl_easy *);
+    void (*easy_reset)(courier_curl_easy *);
     int (*easy_perform)(courier_curl_easy *);
     int (*easy_setopt)(courier_curl_easy *, int, ...);
     int (*easy_getinfo)(courier_curl_easy *, int, ...);
@@ -68,6 +69,7 @@ static void load(void) {
     LOAD(version, "curl_version");
     LOAD(easy_init, "curl_easy_init");
     LOAD(easy_cleanup, "curl_easy_cleanup");
+    LOAD(easy_reset, "curl_easy_reset");
     LOAD(easy_perform, "curl_easy_perform");
     LOAD(easy_setopt, "curl_easy_setopt");
     LOAD(easy_getinfo, "curl_easy_getinfo");
@@ -105,6 +107,7 @@ const char *courier_curl_version(void) { return curl.version(); }
 
 courier_curl_easy *courier_curl_easy_init(void) { return curl.easy_init(); }
 void courier_curl_easy_cleanup(courier_curl_easy *easy) { curl.easy_cleanup(easy); }
+void courier_curl_easy_reset(courier_curl_easy *easy) { curl.easy_reset(easy); }
 int courier_curl_easy_perform(courier_curl_easy *easy) { return curl.easy_perform(easy); }
 int courier_curl_setopt_long(courier_curl_easy *easy, int option, long value) {
     return curl.easy_setopt(easy, option, value);

@@ -28,6 +28,9 @@ const char *courier_curl_version(void);
 // Easy handles.
 courier_curl_easy *courier_curl_easy_init(void);
 void courier_curl_easy_cleanup(courier_curl_easy *easy);
+/// Sets every option back to its default; the handle keeps its buffers, its cookie share and
+/// its TLS session cache (for reuse by the next transfer of the same transport).
+void courier_curl_easy_reset(courier_curl_easy *easy);
 /// Runs one transfer to its end on this thread (the benchmark's plain C loop; Courier itself
 /// drives transfers through a multi handle).
 int courier_curl_easy_perform(courier_curl_easy *easy);

@@ -18,6 +18,9 @@
         private var removals: [CurlTransfer] = []
         private var resumptions: [CurlTransfer] = []
         private var stopping = false
+        /// Whether the loop sleeps (or is about to) in `curl_multi_poll`: only then does new
+        /// work need a wake-up, a write to libcurl's wake-up pipe.
+        private var sleeping = false
         private var active: [OpaquePointer: CurlTransfer] = [:] {
             didSet { lock.withLock { handles = active.count } }
         }
@@ -54,32 +57,36 @@
 
         /// Hands a transfer to libcurl.
         func submit(_ transfer: CurlTransfer) {
-            lock.withLock { additions.append(transfer) }
-            wake()
+            wakeAfter { additions.append(transfer) }
         }
 
         /// Takes a transfer out of libcurl (after its caller was answered).
         func remove(_ transfer: CurlTransfer) {
-            lock.withLock { removals.append(transfer) }
-            wake()
+            wakeAfter { removals.append(transfer) }
         }
 
         /// Lets a transfer paused for its streamed body's reader go on.
         func resume(_ transfer: CurlTransfer) {
-            lock.withLock { resumptions.append(transfer) }
-            wake()
+            wakeAfter { resumptions.append(transfer) }
         }
 
         /// Stops every transfer and ends the thread; waits for it.
         func shutDown() {
-            lock.withLock { stopping = true }
-            wake()
+            wakeAfter { stopping = true }
             finished.wait()
         }
 
-        /// Wakes the loop. Should libcurl fail to, the loop still looks for work within
-        /// ``pollInterval``.
-        private func wake() { _ = courier_curl_multi_wakeup(multi) }
+        /// Queues a command under the lock, then wakes the loop if it sleeps. A loop that is
+        /// awake looks at the queues again before it sleeps (see ``run()``). Should libcurl fail
+        /// to wake it, the loop still looks for work within ``pollInterval``.
+        private func wakeAfter(_ queue: () -> Void) {
+            let wakes = lock.withLock {
+                queue()
+                defer { sleeping = false }
+                return sleeping
+            }
+            if wakes { _ = courier_curl_multi_wakeup(multi) }
+        }
 
         /// The longest the loop sleeps without a wake-up.
         private static let pollInterval: Int32 = 1000
@@ -89,6 +96,7 @@
             while true {
                 let (adding, removing, resuming, stop) = lock.withLock {
                     defer {
+                        sleeping = false
                         additions.removeAll()
                         removals.removeAll()
                         resumptions.removeAll()
@@ -124,7 +132,13 @@
                     _ = courier_curl_multi_remove_handle(multi, easy)
                     transfer.complete(result: result)
                 }
-                let polled = courier_curl_multi_poll(multi, Self.pollInterval)
+                // Sleeps only when no command came in since the queues were taken; from then on
+                // a new one wakes it.
+                let sleeps = lock.withLock {
+                    sleeping = additions.isEmpty && removals.isEmpty && resumptions.isEmpty && !stopping
+                    return sleeping
+                }
+                let polled = sleeps ? courier_curl_multi_poll(multi, Self.pollInterval) : 0
                 // A multi handle that fails (out of memory) drives nothing: end what it holds,
                 // rather than leave callers waiting for their deadlines.
                 if let code = [performed, polled].first(where: { $0 > 0 }) {

@@ -19,6 +19,10 @@
         }
 
         let easy: OpaquePointer
+        /// Where the handle came from and goes back to.
+        private let handles: EasyHandles
+        /// Whether the handle is attached to the transport's cookie jar.
+        private let usesCookieJar: Bool
         private let lock = NSLock()
         private var state = State.idle
         private var status = 0
@@ -58,6 +62,7 @@
         ///   - deadline: The whole deadline, for the error message.
         ///   - tls: Certificate authorities and pins.
         ///   - cookieJar: Where cookies are kept, or `nil` to send and keep none.
+        ///   - handles: The transport's kept easy handles.
         ///   - freshConnection: Whether to open a new connection even for an idempotent request.
         ///   - keptConnections: The transport's kept-alive connections.
         ///   - faults: Failures tests inject.
@@ -66,13 +71,17 @@
         ///   ``NetworkError/Code/transport`` when no handle can be made or an option is refused.
         init(
             request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration, tls: TLSOptions,
-            cookieJar: OpaquePointer?, freshConnection: Bool = false, keptConnections: KeptConnections? = nil,
-            faults: CurlFaults = CurlFaults()
+            cookieJar: OpaquePointer?, handles: EasyHandles, freshConnection: Bool = false,
+            keptConnections: KeptConnections? = nil, faults: CurlFaults = CurlFaults()
         ) throws(NetworkError) {
-            guard let easy = courier_curl_easy_init() else {
+            // libcurl would add the jar's cookies as a second `Cookie` header next to the caller's.
+            let usesCookieJar = cookieJar != nil && request.headers["Cookie"] == nil
+            guard let easy = handles.take(withJar: usesCookieJar) else {
                 throw NetworkError(.transport, "libcurl could not make a handle.")
             }
             self.easy = easy
+            self.handles = handles
+            self.usesCookieJar = usesCookieJar
             self.progress = request.progress
             // libcurl decodes only answers in memory (see `configure`).
             self.sink = ResponseBodySink(for: request, decodesContent: request.download == nil)
@@ -88,7 +97,7 @@
         }
 
         deinit {
-            courier_curl_easy_cleanup(easy)
+            handles.give(easy, withJar: usesCookieJar)
             if let headerList { courier_curl_slist_free_all(headerList) }
             requestBytes?.deallocate()
             if uploadDescriptor >= 0 { close(uploadDescriptor) }
@@ -165,8 +174,7 @@
             // asks); a download is written byte for byte and resumed by byte offsets, so it is not.
             // A libcurl built without decoders refuses: then nothing compressed is asked for.
             if request.download == nil { _ = setText(Int32(COURIER_CURLOPT_ACCEPT_ENCODING), "") }
-            // libcurl would add the jar's cookies as a second `Cookie` header next to the caller's.
-            if let cookieJar, request.headers["Cookie"] == nil {
+            if usesCookieJar, let cookieJar {
                 let code = courier_curl_cookie_jar_use(easy, cookieJar)
                 guard code == Int32(COURIER_CURLE_OK) else {
                     throw NetworkError(.transport, "libcurl could not attach the cookie jar (\(Self.describe(code))).")

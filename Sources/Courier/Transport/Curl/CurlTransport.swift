@@ -52,6 +52,8 @@
         private let loop: CurlEventLoop
         /// libcurl's cookie store; safe to share between threads (it locks itself).
         private nonisolated(unsafe) let cookieJar: OpaquePointer?
+        /// Easy handles of ended transfers, kept for the next ones.
+        private let handles: EasyHandles
         private let faults: CurlFaults
 
         /// Whether libcurl could be loaded on this machine.
@@ -91,17 +93,26 @@
             }
             self.options = options
             self.cookieJar = cookieJar
+            // Enough for every connection to a few hosts at once; a handle kept costs about 30 KB.
+            handles = EasyHandles(limit: max(16, options.maximumConnectionsPerHost * 2))
             self.faults = faults
         }
 
         deinit {
             loop.shutDown()
-            // Every handle is gone with the loop; were one left, libcurl refuses and the jar stays.
+            // Kept handles use the jar; were a transfer's handle left, libcurl refuses and the jar stays.
+            handles.close()
             if let cookieJar { _ = courier_curl_cookie_jar_destroy(cookieJar) }
         }
 
         /// How many transfers libcurl holds now; 0 once every request has ended.
         var activeTransferCount: Int { loop.handleCount }
+
+        /// How many easy handles of ended transfers are kept for reuse.
+        var keptHandleCount: Int { handles.count }
+
+        /// How many easy handles are kept at most.
+        var keptHandleLimit: Int { handles.limit }
 
         /// Sends a request; see ``Transport/send(_:)``.
         /// - Parameter request: The request.
@@ -149,7 +160,7 @@
                 return try await perform(
                     CurlTransfer(
                         request: request, body: body, timeout: timeout, deadline: deadline, tls: options.tls,
-                        cookieJar: cookieJar, keptConnections: loop.keptConnections, faults: faults),
+                        cookieJar: cookieJar, handles: handles, keptConnections: loop.keptConnections, faults: faults),
                     timeout: timeout)
             } catch is CurlTransfer.UnreadBytes {
                 do {
@@ -157,7 +168,8 @@
                     return try await perform(
                         CurlTransfer(
                             request: request, body: body, timeout: left, deadline: deadline, tls: options.tls,
-                            cookieJar: cookieJar, freshConnection: true, keptConnections: loop.keptConnections,
+                            cookieJar: cookieJar, handles: handles, freshConnection: true,
+                            keptConnections: loop.keptConnections,
                             faults: faults),
                         timeout: left)
                 } catch is CurlTransfer.UnreadBytes {

@@ -1,0 +1,92 @@
+#if os(Linux)
+    import CourierTesting
+    import Foundation
+    import Testing
+
+    @testable import Courier
+
+    /// CurlTransport reuses the easy handles of ended transfers: a reused handle sends exactly
+    /// the request it is given, nothing of the one before, and one attached to the cookie jar
+    /// never carries the jar's cookies to a request that sends its own.
+    @Suite struct CurlHandleReuseTests {
+        /// A server that answers every request with the method, the `X-Trace` header and the
+        /// body length it received.
+        private func echoServer() throws -> LoopbackServer {
+            let server = try LoopbackServer()
+            server.route("/v1/echo") { request in
+                let trace = request.headers["X-Trace"] ?? "none"
+                return .envelope(data: "\(request.method.rawValue) \(trace) \(request.body.count)")
+            }
+            return server
+        }
+
+        @Test("a reused handle sends its own request: no method, header or body of the one before")
+        func nothingCarriedOver() async throws {
+            let server = try echoServer()
+            defer { server.stop() }
+            let transport = try CurlTransport(options: .init(keepsCookies: false))
+            let client = NetworkClient(
+                configuration: .init(baseURL: server.baseURL.appendingPathComponent("v1/"), transport: transport))
+
+            let put = try await client.send(
+                Endpoint<String>.put("echo", body: .json(["name": "x"]), headers: ["X-Trace": "first"]))
+            #expect(put == "PUT first 12")
+            #expect(transport.keptHandleCount == 1)
+
+            let got = try await client.send(Endpoint<String>.get("echo"))
+
+            #expect(got == "GET none 0")
+            #expect(transport.keptHandleCount == 1)
+        }
+
+        @Test("handles kept with the cookie jar never go to a request with its own Cookie header")
+        func jarHandlesStayWithTheJar() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.route("/v1/login") { _ in
+                LoopbackServer.Response(
+                    headers: ["Content-Type": "application/json", "Set-Cookie": "session=abc; Path=/"],
+                    body: Data(#"{"code":0,"msg":"ok","data":null}"#.utf8))
+            }
+            server.route("/v1/me") { request in .envelope(data: request.headers["Cookie"] ?? "none") }
+            let transport = try CurlTransport()
+            let client = NetworkClient(
+                configuration: .init(baseURL: server.baseURL.appendingPathComponent("v1/"), transport: transport))
+            _ = try await client.send(Endpoint<EmptyResponse>.get("login"))
+
+            for round in 0..<3 {
+                #expect(try await client.send(Endpoint<String>.get("me")) == "session=abc")
+                let own = try await client.send(Endpoint<String>.get("me", headers: ["Cookie": "mine=\(round)"]))
+                #expect(own == "mine=\(round)")
+            }
+            #expect(transport.keptHandleCount == 2)
+        }
+
+        @Test("no more handles are kept than the limit, however many transfers ended")
+        func keptUpToTheLimit() async throws {
+            let server = try echoServer()
+            defer { server.stop() }
+            let transport = try CurlTransport(options: .init(maximumConnectionsPerHost: 4, keepsCookies: false))
+            let client = NetworkClient(
+                configuration: .init(baseURL: server.baseURL.appendingPathComponent("v1/"), transport: transport))
+            let count = transport.keptHandleLimit * 3
+
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<count {
+                    group.addTask {
+                        try await client.send(
+                            Endpoint<String>.get("echo", headers: ["X-Trace": "\(index)"]).sharingIdenticalRequests(
+                                false))
+                    }
+                }
+                var answers = 0
+                for try await answer in group where answer.hasPrefix("GET ") { answers += 1 }
+                #expect(answers == count)
+            }
+
+            #expect(transport.keptHandleCount > 0)
+            #expect(transport.keptHandleCount <= transport.keptHandleLimit)
+            #expect(transport.activeTransferCount == 0)
+        }
+    }
+#endif
