@@ -36,6 +36,8 @@
                 }
                 return Double(count) / seconds
             }
+            let hop = ThreadHop()
+            defer { hop.stop() }
             let medians = try await Harness.interleaved(
                 repetitions: repetitions,
                 warmUp: {
@@ -48,6 +50,7 @@
                     _ = try await Harness.rate(count: 640, concurrency: 64) {
                         _ = try await self.unsharedOrders(self.client)
                     }
+                    _ = try await Harness.rate(count: 200, concurrency: 1) { await hop.roundTrip() }
                 },
                 runs: [
                     { try await c(sequential, 1) },
@@ -72,7 +75,11 @@
                             _ = try await self.client.send(unsharedBytes)
                         }
                     },
+                    { try await Harness.rate(count: sequential, concurrency: 1) { await hop.roundTrip() } },
                 ])
+            // A request that goes to an I/O thread and comes back costs at least the C loop's time
+            // and one round trip between a task and a thread that sleeps until work comes.
+            let ceiling = 1 / (1 / medians[0] + 1 / medians[6])
             let seq = "\(sequential) sequential GETs, 1 KB envelope, against a C loop on one libcurl easy handle"
             let many =
                 "\(concurrent) GETs, 64 at once, against a C loop on one libcurl multi handle (\(connections) connections)"
@@ -84,12 +91,54 @@
                     "S17-seq-data", "\(seq) — body kept as Data", unit: "req/s", courier: medians[2],
                     baseline: medians[0], higherIsBetter: true, minimum: 0.8),
                 .ratio(
+                    "S17-ceiling",
+                    "the most S17-seq-data can reach with an I/O thread of its own: the C loop's time plus one "
+                        + "round trip from a task to a sleeping thread and back (\(Report.format(1e6 / medians[6])) µs)",
+                    unit: "req/s", courier: ceiling, baseline: medians[0], higherIsBetter: true, minimum: nil),
+                .ratio(
                     "S17-64", "\(many) — decoded", unit: "req/s", courier: medians[4], baseline: medians[3],
                     higherIsBetter: true, minimum: 0.5),
                 .ratio(
                     "S17-64-data", "\(many) — body kept as Data", unit: "req/s", courier: medians[5],
                     baseline: medians[3], higherIsBetter: true, minimum: 0.7),
             ]
+        }
+    }
+
+    /// A thread that sleeps until a task hands it work, then answers the task: what a transport
+    /// with its own I/O thread does for every request, without the I/O.
+    private final class ThreadHop: @unchecked Sendable {
+        private let work = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var waiting: CheckedContinuation<Void, Never>?
+        private var stopping = false
+
+        init() {
+            Thread.detachNewThread { [self] in
+                while true {
+                    work.wait()
+                    let (task, stop) = lock.withLock {
+                        defer { waiting = nil }
+                        return (waiting, stopping)
+                    }
+                    task?.resume()
+                    if stop { return }
+                }
+            }
+        }
+
+        /// Wakes the thread and waits for its answer.
+        func roundTrip() async {
+            await withCheckedContinuation { continuation in
+                lock.withLock { waiting = continuation }
+                work.signal()
+            }
+        }
+
+        /// Ends the thread.
+        func stop() {
+            lock.withLock { stopping = true }
+            work.signal()
         }
     }
 #endif
