@@ -20,7 +20,8 @@ defer { scenarios.stop() }
 print("peer capacity — \(scenarios.serverCapacity())")
 var all: [(String, () async throws -> [Measurement])] = [
     ("S1", scenarios.s1Sequential), ("S2", scenarios.s2Concurrent), ("S3", scenarios.s3FullChain),
-    ("S4", scenarios.s4Scaling), ("S5", scenarios.s5EnvelopeDecode), ("S6", scenarios.s6Signing),
+    ("S4", scenarios.s4Scaling), ("S4-scale", scenarios.s4Scale), ("S5", scenarios.s5EnvelopeDecode),
+    ("S6", scenarios.s6Signing),
     ("S7", scenarios.s7Download), ("S8", scenarios.s8Upload), ("S9", scenarios.s9RefreshStorm),
     ("S10", scenarios.s10Soak), ("S11", scenarios.s11Cache), ("S12", scenarios.s12Redaction),
     ("S13", scenarios.s13Streams), ("S14", scenarios.s14Pages), ("S15", scenarios.s15Recording),

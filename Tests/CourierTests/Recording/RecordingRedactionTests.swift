@@ -215,7 +215,7 @@ import Testing
         let server = try LoopbackServer()
         server.route("/v1/ping") { _ in .envelope(data: "pong") }
         let clock = Locked(Date(timeIntervalSince1970: 1_800_000_000))
-        let signing = SigningInterceptor(.hmacSHA256(secret: Data("k".utf8)), now: { clock.value })
+        let signing = SigningInterceptor(.hmacSHA256(secret: Data("k".utf8)), now: { clock.withLock { $0 } })
         let ping = { (id: String) -> Endpoint<String> in
             .post("ping", query: ["requestId": id], body: .json(["at": id, "keep": "same"]))
         }
@@ -225,7 +225,7 @@ import Testing
         server.stop()
         let recorded = try #require(server.requests.first)
 
-        clock.value += 3600
+        clock.withLock { $0 += 3600 }
         let offline = recordingClient(server.baseURL, try recording.replayer(volatile: volatile).0) {
             $0.interceptors = [signing]
         }

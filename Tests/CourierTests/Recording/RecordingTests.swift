@@ -277,10 +277,11 @@ private struct Preflight: Interceptor {
 private func itemServer() throws -> LoopbackServer {
     let server = try LoopbackServer()
     let title = Locked("Tea")
-    server.route("/v1/item", method: .get) { _ in .envelope(data: Order(id: 1, title: title.value)) }
+    server.route("/v1/item", method: .get) { _ in .envelope(data: Order(id: 1, title: title.withLock { $0 })) }
     server.route("/v1/item", method: .put) { request in
-        title.value = try request.json([String: String].self)["title"] ?? ""
-        return .envelope(data: Order(id: 1, title: title.value))
+        let new = try request.json([String: String].self)["title"] ?? ""
+        title.withLock { $0 = new }
+        return .envelope(data: Order(id: 1, title: new))
     }
     return server
 }
@@ -289,16 +290,5 @@ private func itemServer() throws -> LoopbackServer {
 enum RecordedRequestPath {
     static func of(_ entry: HTTPArchive.Entry) -> String {
         URLComponents(string: entry.request.url)?.path ?? entry.request.url
-    }
-}
-
-/// A value shared by a test and its server's routes. `@unchecked Sendable`: guarded by `lock`.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }

@@ -23,6 +23,8 @@
         private let handles: EasyHandles
         /// Whether the handle is attached to the transport's cookie jar.
         private let usesCookieJar: Bool
+        /// The transfer's place in libcurl, given to the next request in line when it ends.
+        private let place: TransferAdmission.Place?
         private let lock = NSLock()
         private var state = State.idle
         private var status = 0
@@ -63,6 +65,7 @@
         ///   - tls: Certificate authorities and pins.
         ///   - cookieJar: Where cookies are kept, or `nil` to send and keep none.
         ///   - handles: The transport's kept easy handles.
+        ///   - place: The transfer's place in libcurl, held until the transfer ends.
         ///   - freshConnection: Whether to open a new connection even for an idempotent request.
         ///   - keptConnections: The transport's kept-alive connections.
         ///   - faults: Failures tests inject.
@@ -71,7 +74,8 @@
         ///   ``NetworkError/Code/transport`` when no handle can be made or an option is refused.
         init(
             request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration, tls: TLSOptions,
-            cookieJar: OpaquePointer?, handles: EasyHandles, freshConnection: Bool = false,
+            cookieJar: OpaquePointer?, handles: EasyHandles, place: TransferAdmission.Place? = nil,
+            freshConnection: Bool = false,
             keptConnections: KeptConnections? = nil, faults: CurlFaults = CurlFaults()
         ) throws(NetworkError) {
             // libcurl would add the jar's cookies as a second `Cookie` header next to the caller's.
@@ -82,6 +86,7 @@
             self.easy = easy
             self.handles = handles
             self.usesCookieJar = usesCookieJar
+            self.place = place
             self.progress = request.progress
             // libcurl decodes only answers in memory (see `configure`).
             self.sink = ResponseBodySink(for: request, decodesContent: request.download == nil)

@@ -54,6 +54,8 @@
         private nonisolated(unsafe) let cookieJar: OpaquePointer?
         /// Easy handles of ended transfers, kept for the next ones.
         private let handles: EasyHandles
+        /// The line of requests waiting for a place in libcurl.
+        private let admission: TransferAdmission
         private let faults: CurlFaults
 
         /// Whether libcurl could be loaded on this machine.
@@ -95,6 +97,9 @@
             self.cookieJar = cookieJar
             // Enough for every connection to a few hosts at once; a handle kept costs about 30 KB.
             handles = EasyHandles(limit: max(16, options.maximumConnectionsPerHost * 2))
+            // Past the connections, enough waiting in libcurl that a freed connection (or an
+            // HTTP/2 stream) starts the next request at once.
+            admission = TransferAdmission(limit: options.maximumConnectionsPerHost * 16)
             self.faults = faults
         }
 
@@ -110,6 +115,9 @@
 
         /// How many easy handles of ended transfers are kept for reuse.
         var keptHandleCount: Int { handles.count }
+
+        /// How many transfers to one origin are let into libcurl at once.
+        var admissionLimit: Int { admission.limit }
 
         /// How many easy handles are kept at most.
         var keptHandleLimit: Int { handles.limit }
@@ -150,28 +158,30 @@
             throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
         }
 
-        /// One request and its answer; sent again on a new connection when the kept-alive one
-        /// held bytes of an earlier answer (nothing of the request had been sent).
+        /// One request and its answer, once a place for it in libcurl is free (see
+        /// ``TransferAdmission``); sent again on a new connection when the kept-alive one held
+        /// bytes of an earlier answer (nothing of the request had been sent).
         private func exchange(_ request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration)
             async throws -> HTTPResponse
         {
             let started = ContinuousClock.now
+            let place = try await admission.enter(request.url, until: started + timeout, timeout: deadline)
+            func transfer(freshConnection: Bool) throws -> (CurlTransfer, Duration) {
+                let left = timeout - (ContinuousClock.now - started)
+                guard left > .zero else { throw NetworkError(.timedOut, "No complete answer within \(deadline).") }
+                let transfer = try CurlTransfer(
+                    request: request, body: body, timeout: left, deadline: deadline, tls: options.tls,
+                    cookieJar: cookieJar, handles: handles, place: place, freshConnection: freshConnection,
+                    keptConnections: loop.keptConnections, faults: faults)
+                return (transfer, left)
+            }
             do {
-                return try await perform(
-                    CurlTransfer(
-                        request: request, body: body, timeout: timeout, deadline: deadline, tls: options.tls,
-                        cookieJar: cookieJar, handles: handles, keptConnections: loop.keptConnections, faults: faults),
-                    timeout: timeout)
+                let (first, left) = try transfer(freshConnection: false)
+                return try await perform(first, timeout: left)
             } catch is CurlTransfer.UnreadBytes {
                 do {
-                    let left = timeout - (ContinuousClock.now - started)
-                    return try await perform(
-                        CurlTransfer(
-                            request: request, body: body, timeout: left, deadline: deadline, tls: options.tls,
-                            cookieJar: cookieJar, handles: handles, freshConnection: true,
-                            keptConnections: loop.keptConnections,
-                            faults: faults),
-                        timeout: left)
+                    let (second, left) = try transfer(freshConnection: true)
+                    return try await perform(second, timeout: left)
                 } catch is CurlTransfer.UnreadBytes {
                     throw NetworkError(.transport, "The server sent bytes that no request asked for.")
                 }

@@ -1,0 +1,95 @@
+import Courier
+import Foundation
+
+extension Scenarios {
+    /// S4-10000 and S4-100000: one client with ten thousand requests in flight at once, then a
+    /// hundred thousand tasks sending at once, on a client of their own (its own transport, so
+    /// its sockets can be counted). Every request must be answered with the envelope; the peak
+    /// resident memory each request in flight adds (the highest of the runs: memory the first
+    /// run took and kept would hide the growth of the others), and the descriptors the client
+    /// opens, have budgets.
+    func s4Scale() async throws -> [Measurement] {
+        let base = peer.baseURL.appendingPathComponent("api/")
+        // More requests at once than the shared client lets into libcurl: the process's own
+        // descriptors for timing requests that wait are open before the count starts.
+        _ = try await Harness.rate(count: 2048, concurrency: 2048) { _ = try await self.unsharedOrders(self.client) }
+        let before = Self.descriptorCount()
+        let transport = NetworkClient.Configuration.defaultTransport()
+        let client = NetworkClient(configuration: .init(baseURL: base, transport: transport))
+        let limit = Self.connectionLimit(of: transport)
+        // Connections opened, and a warm client: what follows measures requests, not start-up.
+        _ = try await Harness.rate(count: 256, concurrency: 64) { _ = try await self.unsharedOrders(client) }
+        let (thousands, hundredThousands) = quick ? (2000, 20000) : (10000, 100_000)
+        var rows: [Measurement] = []
+        for count in [thousands, hundredThousands] {
+            var growths: [Double] = []
+            var rates: [Double] = []
+            var descriptors = 0
+            for _ in 0..<(quick ? 1 : 3) {
+                let sampler = DescriptorSampler()
+                var rate = 0.0
+                let growth = try await Memory.peakGrowth {
+                    // As many tasks as requests: every one is in flight (or queued for a connection) at once.
+                    rate = try await Harness.rate(count: count, concurrency: count) {
+                        _ = try await self.unsharedOrders(client)
+                    }
+                }
+                descriptors = max(descriptors, sampler.stop() - before)
+                growths.append(Double(growth) / Double(count))
+                rates.append(rate)
+            }
+            let detail =
+                "\(count) GETs from \(count) tasks at once, one client (\(Report.format(Harness.median(rates))) req/s)"
+            rows.append(
+                .budget(
+                    "S4-\(count)", "\(detail): peak memory per request in flight", unit: "bytes",
+                    value: growths.max() ?? 0, maximum: 8192))
+            // Each connection is one descriptor; libcurl's event loop holds two more to be woken.
+            rows.append(
+                .budget(
+                    "S4-\(count)-fd", "\(detail): descriptors the client opened, for \(limit) connections",
+                    unit: "descriptors", value: Double(max(descriptors, 1)), maximum: Double(limit + 2)))
+        }
+        return rows
+    }
+
+    /// The connection limit per host of `transport`, when it has one that can be read.
+    private static func connectionLimit(of transport: any Transport) -> Int {
+        #if os(Linux)
+            if let curl = transport as? CurlTransport { return curl.options.maximumConnectionsPerHost }
+        #endif
+        return 16
+    }
+
+    /// How many descriptors this process has open.
+    static func descriptorCount() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    }
+}
+
+/// Counts this process's open descriptors every few milliseconds on a thread of its own, and
+/// keeps the highest count.
+private final class DescriptorSampler: @unchecked Sendable {
+    private let lock = NSLock()
+    private var highest = 0
+    private var running = true
+    private let done = DispatchSemaphore(value: 0)
+
+    init() {
+        Thread.detachNewThread { [self] in
+            while lock.withLock({ running }) {
+                let count = Scenarios.descriptorCount()
+                lock.withLock { highest = max(highest, count) }
+                usleep(2000)
+            }
+            done.signal()
+        }
+    }
+
+    /// Stops sampling; returns the highest count seen.
+    func stop() -> Int {
+        lock.withLock { running = false }
+        done.wait()
+        return lock.withLock { highest }
+    }
+}

@@ -1,0 +1,179 @@
+#if os(Linux)
+    import Foundation
+
+    /// Lets at most `limit` transfers to one origin into libcurl at once; later requests wait
+    /// here, in the order they came, until one ends.
+    ///
+    /// A transfer in libcurl holds an easy handle and its buffers (tens of kilobytes) even while
+    /// it only waits for a connection; a request waiting here holds nothing but its place in
+    /// line. So ten thousand requests at once cost memory for the ones that can be on the wire,
+    /// not for all of them. A waiting request that is cancelled or reaches its deadline leaves
+    /// the line at once.
+    final class TransferAdmission: Sendable {
+        /// One transfer's place; the next in line gets it when this is released.
+        final class Place: Sendable {
+            private let admission: TransferAdmission
+            private let origin: String
+
+            fileprivate init(_ admission: TransferAdmission, origin: String) {
+                self.admission = admission
+                self.origin = origin
+            }
+
+            deinit { admission.hand(origin) }
+        }
+
+        /// Where a request in line stands.
+        private enum Ticket {
+            /// In line; its task has not yet begun to wait.
+            case reserved
+            case waiting(CheckedContinuation<Void, any Error>)
+            /// Given a place before its task began to wait.
+            case admitted
+            /// Left (cancelled, timed out) before its task began to wait.
+            case left(NetworkError)
+        }
+
+        /// A class, changed in place under the lock: a struct taken out of the dictionary and put
+        /// back would copy every ticket on each change. `@unchecked Sendable`: reached only
+        /// under the lock.
+        private final class Line: @unchecked Sendable {
+            /// Transfers holding a place.
+            var admitted = 0
+            var tickets: [UInt64: Ticket] = [:]
+            /// Tickets reserved or waiting.
+            var queued = 0
+            /// The last ticket served, and the last one given out.
+            var served: UInt64 = 0
+            var issued: UInt64 = 0
+        }
+
+        /// How many transfers to one origin may be in libcurl at once.
+        let limit: Int
+        private let lines = Locked<[String: Line]>([:])
+
+        /// - Parameter limit: How many transfers to one origin may be in libcurl at once.
+        init(limit: Int) { self.limit = max(1, limit) }
+
+        /// How many requests wait for a place now, all origins together (for tests).
+        var waitingCount: Int { lines.withLock { $0.values.reduce(0) { $0 + $1.queued } } }
+
+        /// A place for one transfer to `url`'s origin, at once or when one is free.
+        /// - Parameters:
+        ///   - url: The request's URL.
+        ///   - deadline: When the request's time is up.
+        ///   - timeout: The request's whole timeout, for the error.
+        /// - Throws: ``NetworkError/Code/cancelled`` when the task is cancelled while it waits,
+        ///   ``NetworkError/Code/timedOut`` at the deadline.
+        func enter(_ url: URL, until deadline: ContinuousClock.Instant, timeout: Duration) async throws -> Place {
+            let origin = "\(url.scheme ?? "")://\(url.host ?? ""):\(url.port ?? -1)"
+            let ticket: UInt64? = lines.withLock { lines in
+                let line = lines[origin] ?? Line()
+                lines[origin] = line
+                if line.admitted < limit, line.queued == 0 {
+                    line.admitted += 1
+                    return nil
+                }
+                line.issued += 1
+                line.queued += 1
+                line.tickets[line.issued] = .reserved
+                return line.issued
+            }
+            if let ticket { try await wait(origin: origin, ticket: ticket, until: deadline, timeout: timeout) }
+            return Place(self, origin: origin)
+        }
+
+        private func wait(origin: String, ticket: UInt64, until deadline: ContinuousClock.Instant, timeout: Duration)
+            async throws
+        {
+            let leave: @Sendable (NetworkError) -> Void = { [self] error in
+                let (waiter, handsOn) = lines.withLock { lines -> (CheckedContinuation<Void, any Error>?, Bool) in
+                    guard let line = lines[origin], let state = line.tickets[ticket] else { return (nil, false) }
+                    defer { Self.forget(line, at: origin, in: &lines) }
+                    switch state {
+                    case .reserved:
+                        line.queued -= 1
+                        line.tickets[ticket] = .left(error)
+                        return (nil, false)
+                    case .waiting(let continuation):
+                        line.queued -= 1
+                        line.tickets[ticket] = nil
+                        return (continuation, false)
+                    case .admitted:
+                        line.tickets[ticket] = .left(error)
+                        return (nil, true)
+                    case .left:
+                        return (nil, false)
+                    }
+                }
+                waiter?.resume(throwing: error)
+                // A place given to a request that left goes to the next in line.
+                if handsOn { hand(origin) }
+            }
+            let timer = Deadlines.shared.arm(at: deadline) {
+                leave(
+                    NetworkError(
+                        .timedOut, "No complete answer within \(timeout): the request waited for a connection."))
+            }
+            defer { Deadlines.shared.disarm(timer) }
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let ready: Result<Void, NetworkError>? = lines.withLock { lines in
+                        // Every ticket is in its line until its task has begun to wait.
+                        guard let line = lines[origin], let state = line.tickets[ticket] else {
+                            return .failure(NetworkError(.cancelled, "The request left the line for a connection."))
+                        }
+                        defer { Self.forget(line, at: origin, in: &lines) }
+                        switch state {
+                        case .reserved:
+                            line.tickets[ticket] = .waiting(continuation)
+                            return nil
+                        case .admitted:
+                            line.tickets[ticket] = nil
+                            return .success(())
+                        case .left(let error):
+                            line.tickets[ticket] = nil
+                            return .failure(error)
+                        case .waiting:
+                            return nil  // cannot happen: a ticket begins to wait once
+                        }
+                    }
+                    if let ready { continuation.resume(with: ready) }
+                }
+            } onCancel: {
+                leave(NetworkError(.cancelled, "The request was cancelled while it waited for a connection."))
+            }
+        }
+
+        /// Drops the line of an origin nothing holds or waits for.
+        private static func forget(_ line: Line, at origin: String, in lines: inout [String: Line]) {
+            if line.admitted == 0, line.tickets.isEmpty { lines[origin] = nil }
+        }
+
+        /// One transfer ended (its place released): the next in line, if any, gets the place.
+        fileprivate func hand(_ origin: String) {
+            let next: CheckedContinuation<Void, any Error>? = lines.withLock { lines in
+                guard let line = lines[origin] else { return nil }
+                defer { Self.forget(line, at: origin, in: &lines) }
+                while line.served < line.issued {
+                    line.served += 1
+                    switch line.tickets[line.served] {
+                    case .waiting(let continuation):
+                        line.queued -= 1
+                        line.tickets[line.served] = nil
+                        return continuation
+                    case .reserved:
+                        line.queued -= 1
+                        line.tickets[line.served] = .admitted
+                        return nil
+                    case .admitted, .left, nil:
+                        continue  // left the line (or is being answered)
+                    }
+                }
+                line.admitted -= 1
+                return nil
+            }
+            next?.resume()
+        }
+    }
+#endif

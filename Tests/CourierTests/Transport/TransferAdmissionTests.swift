@@ -1,0 +1,150 @@
+#if os(Linux)
+    import CourierTesting
+    import Foundation
+    import Testing
+
+    @testable import Courier
+
+    /// CurlTransport lets a bounded number of transfers to one origin into libcurl; the rest
+    /// wait in line, in order, and leave it at once when cancelled or out of time.
+    @Suite struct TransferAdmissionTests {
+        private let url = URL(string: "http://127.0.0.1:1/x")!
+        /// A deadline no test reaches.
+        private var later: ContinuousClock.Instant { .now + .seconds(600) }
+
+        /// Waits until `condition` holds, or records that it never did.
+        private func waitUntil(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(10) * TestTiming.scale
+            while !condition() {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("waited in vain")
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+
+        /// Waits until `admission` has `count` requests in line.
+        private func waitForLine(_ admission: TransferAdmission, _ count: Int) async throws {
+            try await waitUntil { admission.waitingCount == count }
+        }
+
+        @Test("past the limit requests wait, and get their places in the order they came")
+        func inOrder() async throws {
+            let admission = TransferAdmission(limit: 2)
+            var held = [
+                try await admission.enter(url, until: later, timeout: .seconds(60)),
+                try await admission.enter(url, until: later, timeout: .seconds(60)),
+            ]
+            // What each waiter got, in the order it got it; a place is given back when removed.
+            let places = Locked<[(Int, TransferAdmission.Place)]>([])
+            var waiters: [Task<Void, any Error>] = []
+            for index in 0..<3 {
+                waiters.append(
+                    Task {
+                        let place = try await admission.enter(url, until: later, timeout: .seconds(60))
+                        places.withLock { $0.append((index, place)) }
+                    })
+                try await waitForLine(admission, index + 1)
+            }
+            // Another origin has places of its own.
+            let other = try await admission.enter(
+                URL(string: "http://127.0.0.1:2/x")!, until: later, timeout: .seconds(60))
+            withExtendedLifetime(other) {}
+            #expect(places.withLock { $0 }.isEmpty)
+
+            held.removeFirst()
+            try await waitUntil { places.withLock { $0.count } == 1 }
+            held.removeFirst()
+            try await waitUntil { places.withLock { $0.count } == 2 }
+            #expect(places.withLock { $0.map(\.0) } == [0, 1])
+            #expect(admission.waitingCount == 1)
+            places.withLock { _ = $0.removeFirst() }
+            try await waitUntil { places.withLock { $0.count } == 2 }
+
+            #expect(places.withLock { $0.map(\.0) } == [1, 2])
+            #expect(admission.waitingCount == 0)
+            for waiter in waiters { try await waiter.value }
+        }
+
+        @Test("a cancelled request leaves the line at once, and the next one gets the place")
+        func cancelledInLine() async throws {
+            let admission = TransferAdmission(limit: 1)
+            var held: TransferAdmission.Place? = try await admission.enter(url, until: later, timeout: .seconds(60))
+            let cancelled = Task { try await admission.enter(url, until: later, timeout: .seconds(60)) }
+            try await waitForLine(admission, 1)
+            let next = Task { try await admission.enter(url, until: later, timeout: .seconds(60)) }
+            try await waitForLine(admission, 2)
+
+            cancelled.cancel()
+            let error = await #expect(throws: NetworkError.self) { try await cancelled.value }
+            #expect(error?.code == .cancelled)
+            #expect(admission.waitingCount == 1)
+
+            held = nil
+            let place = try await next.value
+            #expect(admission.waitingCount == 0)
+            withExtendedLifetime((held, place)) {}
+        }
+
+        @Test("a request still in line at its deadline times out, and holds no place")
+        func deadlineInLine() async throws {
+            let admission = TransferAdmission(limit: 1)
+            var held: TransferAdmission.Place? = try await admission.enter(url, until: later, timeout: .seconds(60))
+
+            let error = await #expect(throws: NetworkError.self) {
+                _ = try await admission.enter(url, until: .now + .milliseconds(50), timeout: .milliseconds(50))
+            }
+
+            #expect(error?.code == .timedOut)
+            #expect(admission.waitingCount == 0)
+            // The place is still the holder's alone; once it goes, a new request gets it at once.
+            held = nil
+            let place = try await admission.enter(url, until: .now + .milliseconds(50), timeout: .milliseconds(50))
+            withExtendedLifetime((held, place)) {}
+        }
+
+        @Test("no more transfers to one host are in libcurl at once than the line lets in")
+        func boundedInLibcurl() async throws {
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.route("/v1/slow") { _ in
+                try? await Task.sleep(for: .milliseconds(2))
+                return .envelope(data: "ok")
+            }
+            let transport = try CurlTransport(options: .init(maximumConnectionsPerHost: 1, keepsCookies: false))
+            let client = NetworkClient(
+                configuration: .init(baseURL: server.baseURL.appendingPathComponent("v1/"), transport: transport))
+            let limit = transport.admissionLimit
+            let count = limit * 4
+            // Sampled on a thread of its own: the pool's threads are busy with the requests.
+            let highest = Locked(0)
+            let sampling = Locked(true)
+            let sampled = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                while sampling.withLock({ $0 }) {
+                    let now = transport.activeTransferCount
+                    highest.withLock { $0 = max($0, now) }
+                    usleep(100)
+                }
+                sampled.signal()
+            }
+
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        try await client.send(Endpoint<String>.get("slow").sharingIdenticalRequests(false))
+                    }
+                }
+                var answered = 0
+                for try await answer in group where answer == "ok" { answered += 1 }
+                #expect(answered == count)
+            }
+            sampling.withLock { $0 = false }
+            sampled.wait()
+
+            #expect(highest.withLock { $0 } > 1)
+            #expect(highest.withLock { $0 } <= limit)
+        }
+    }
+#endif
