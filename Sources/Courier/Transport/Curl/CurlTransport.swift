@@ -11,6 +11,10 @@
     /// server offers it.
     ///
     /// - The deadline is overall (libcurl's `TIMEOUT_MS`): a trickling server times out.
+    /// - At most 16 times ``Options-swift.struct/maximumConnectionsPerHost`` requests to one
+    ///   origin are handed to libcurl at once; later ones wait in line, in the order they came,
+    ///   holding no libcurl handle, so thousands in flight cost little memory. Their deadline and
+    ///   cancellation count from the moment they were sent.
     /// - Cancelling the calling task answers at once with ``NetworkError/Code/cancelled``; the
     ///   handle is taken out of libcurl on its own thread, so cancellation never races it.
     /// - Redirects follow Courier's redirect policy: credentials never reach another origin, a body is
