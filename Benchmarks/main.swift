@@ -1,6 +1,7 @@
 // courier-benchmarks: Courier side by side with raw URLSession in one run.
 //
-//   swift run -c release courier-benchmarks [--quick] [--json PATH] [--check] [--only S1,S7]
+//   swift run -c release courier-benchmarks [--quick] [--json PATH] [--svg PATH] [--check] [--only S1,S7]
+//   swift run -c release courier-benchmarks --from RUN.json --svg PATH   (the chart of a saved run)
 //
 // The peer is nginx on 127.0.0.1 when installed (`.ci/run` installs it), else CourierTesting's
 // LoopbackServer; its own capacity is measured first on raw sockets. Each scenario runs Courier
@@ -14,6 +15,16 @@ func value(after flag: String) -> String? {
     arguments.firstIndex(of: flag).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
 let only = value(after: "--only").map { Set($0.split(separator: ",").map(String.init)) }
+/// Writes the chart of `results` where `--svg` says, if it does.
+func writeChart(_ results: [Measurement], title: String) throws {
+    guard let path = value(after: "--svg") else { return }
+    try Data(Chart.svg(results, title: title).utf8).write(to: URL(fileURLWithPath: path))
+}
+if let saved = value(after: "--from") {
+    let results = try JSONDecoder().decode([Measurement].self, from: Data(contentsOf: URL(fileURLWithPath: saved)))
+    try writeChart(results, title: "courier-benchmarks: \(URL(fileURLWithPath: saved).lastPathComponent)")
+    exit(0)
+}
 
 let scenarios = try Scenarios(quick: quick)
 defer { scenarios.stop() }
@@ -44,6 +55,8 @@ if let jsonPath = value(after: "--json") {
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     try encoder.encode(results).write(to: URL(fileURLWithPath: jsonPath))
 }
+let day = ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])
+try writeChart(results, title: "courier-benchmarks \(quick ? "--quick " : "")on \(day), peer: \(scenarios.peer.name)")
 if check {
     let missed = results.filter { !$0.meetsTarget }
     for measurement in missed { print("target missed: \(Report.row(measurement))") }
