@@ -14,6 +14,8 @@
         private func echoServer() throws -> LoopbackServer {
             let server = try LoopbackServer()
             server.route("/v1/echo") { request in
+                // Long enough that every request of a burst is in flight at once.
+                try? await Task.sleep(for: .milliseconds(20))
                 let trace = request.headers["X-Trace"] ?? "none"
                 return .envelope(data: "\(request.method.rawValue) \(trace) \(request.body.count)")
             }
@@ -70,6 +72,32 @@
                 #expect(own == "mine=\(round)")
             }
             #expect(try await keptHandles(transport, settlingAt: 2) == 2)
+        }
+
+        @Test("the handle of a transfer stopped before its end is not kept: libcurl may still hold a piece of it")
+        func stoppedNotKept() async throws {
+            let server = try FaultServer([
+                .readRequest,
+                .send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"),
+                .send("first"), .pause(.seconds(30)), .close,
+            ])
+            defer { server.stop() }
+            let transport = try CurlTransport(options: .init(keepsCookies: false))
+            let client = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: transport))
+            do {
+                let answer = try await client.stream(Endpoint<Data>.get("feed", decoding: .data))
+                var iterator = answer.body.makeAsyncIterator()
+                #expect(try await iterator.next() == Data("first".utf8))
+            }
+            // The reader is gone: the transfer is stopped, and its handle given back once nothing
+            // holds the transfer.
+            let deadline = ContinuousClock.now + .seconds(10) * TestTiming.scale
+            while transport.givenHandleCount == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+
+            #expect(transport.givenHandleCount == 1)
+            #expect(transport.keptHandleCount == 0)
         }
 
         @Test("no more handles are kept than the limit, however many transfers ended")

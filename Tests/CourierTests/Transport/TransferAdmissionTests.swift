@@ -8,7 +8,7 @@
     /// CurlTransport lets a bounded number of transfers to one origin into libcurl; the rest
     /// wait in line, in order, and leave it at once when cancelled or out of time.
     @Suite struct TransferAdmissionTests {
-        private let url = URL(string: "http://127.0.0.1:1/x")!
+        private let url = TransferAdmission.origin(of: URL(string: "http://127.0.0.1:1/x")!)
         /// A deadline no test reaches.
         private var later: ContinuousClock.Instant { .now + .seconds(600) }
 
@@ -49,7 +49,7 @@
             }
             // Another origin has places of its own.
             let other = try await admission.enter(
-                URL(string: "http://127.0.0.1:2/x")!, until: later, timeout: .seconds(60))
+                TransferAdmission.origin(of: URL(string: "http://127.0.0.1:2/x")!), until: later, timeout: .seconds(60))
             withExtendedLifetime(other) {}
             #expect(places.withLock { $0 }.isEmpty)
 
@@ -102,6 +102,31 @@
             held = nil
             let place = try await admission.enter(url, until: .now + .milliseconds(50), timeout: .milliseconds(50))
             withExtendedLifetime((held, place)) {}
+        }
+
+        @Test("one origin is one line, however its URL spells the scheme, the host and the default port")
+        func originSpelling() {
+            let origin = TransferAdmission.origin(of: URL(string: "http://example.com/a")!)
+            #expect(TransferAdmission.origin(of: URL(string: "HTTP://Example.COM:80/b")!) == origin)
+            #expect(TransferAdmission.origin(of: URL(string: "https://example.com/a")!) != origin)
+            #expect(
+                TransferAdmission.origin(of: URL(string: "https://example.com:443/")!)
+                    == TransferAdmission.origin(of: URL(string: "https://example.com/")!))
+            #expect(TransferAdmission.origin(of: URL(string: "http://example.com:8080/a")!) != origin)
+        }
+
+        @Test("a connection limit of 0 is libcurl's no limit: no request waits in line")
+        func noLimit() async throws {
+            let unlimited = try CurlTransport(options: .init(maximumConnectionsPerHost: 0))
+            #expect(unlimited.admissionLimit == Int.max)
+            let huge = try CurlTransport(options: .init(maximumConnectionsPerHost: .max))
+            #expect(huge.admissionLimit == Int.max)
+            let server = try LoopbackServer()
+            defer { server.stop() }
+            server.route("/v1/x") { _ in .envelope(data: "ok") }
+            let client = NetworkClient(
+                configuration: .init(baseURL: server.baseURL.appendingPathComponent("v1/"), transport: unlimited))
+            #expect(try await client.send(Endpoint<String>.get("x")) == "ok")
         }
 
         @Test("no more transfers to one host are in libcurl at once than the line lets in")

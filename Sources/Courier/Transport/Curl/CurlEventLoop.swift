@@ -21,6 +21,8 @@
         /// Whether the loop sleeps (or is about to) in `curl_multi_poll`: only then does new
         /// work need a wake-up, a write to libcurl's wake-up pipe.
         private var sleeping = false
+        /// Set once the multi handle is cleaned up: nothing may wake it from then on.
+        private var closed = false
         private var active: [OpaquePointer: CurlTransfer] = [:] {
             didSet { lock.withLock { handles = active.count } }
         }
@@ -80,12 +82,12 @@
         /// awake looks at the queues again before it sleeps (see ``run()``). Should libcurl fail
         /// to wake it, the loop still looks for work within ``pollInterval``.
         private func wakeAfter(_ queue: () -> Void) {
-            let wakes = lock.withLock {
+            // Under the lock: the loop cleans up the multi handle only after taking it.
+            lock.withLock {
                 queue()
-                defer { sleeping = false }
-                return sleeping
+                if sleeping, !closed { _ = courier_curl_multi_wakeup(multi) }
+                sleeping = false
             }
-            if wakes { _ = courier_curl_multi_wakeup(multi) }
         }
 
         /// The longest the loop sleeps without a wake-up.
@@ -147,6 +149,7 @@
                 }
             }
             failAll(NetworkError(.cancelled, "The transport was shut down."))
+            lock.withLock { closed = true }
             _ = courier_curl_multi_cleanup(multi)
             finished.signal()
         }

@@ -23,8 +23,14 @@
         private let handles: EasyHandles
         /// Whether the handle is attached to the transport's cookie jar.
         private let usesCookieJar: Bool
-        /// The transfer's place in libcurl, given to the next request in line when it ends.
-        private let place: TransferAdmission.Place?
+        /// The transfer's place in libcurl, given to the next request in line when it ends (a
+        /// streamed body gives it up at its head: it may be read for as long as its reader likes).
+        private var place: TransferAdmission.Place?
+        /// Whether libcurl completed the transfer without error and never kept a piece of it
+        /// (a paused stream): only then is the handle clean enough to reuse. libcurl keeps a
+        /// paused piece in the handle past a reset when the connection carries other streams.
+        private var reusable = false
+        private var paused = false
         private let lock = NSLock()
         private var state = State.idle
         private var status = 0
@@ -102,7 +108,7 @@
         }
 
         deinit {
-            handles.give(easy, withJar: usesCookieJar)
+            handles.give(easy, withJar: usesCookieJar, reusable: reusable)
             if let headerList { courier_curl_slist_free_all(headerList) }
             requestBytes?.deallocate()
             if uploadDescriptor >= 0 { close(uploadDescriptor) }
@@ -405,6 +411,7 @@
         /// Ends the transfer with libcurl's result (on the loop thread).
         func complete(result: Int32) {
             lock.lock()
+            reusable = result == Int32(COURIER_CURLE_OK) && !paused
             if case .streaming(let channel) = state {
                 state = .finished
                 let failure =
@@ -546,7 +553,10 @@
             response.httpVersion = version
             response.streamedBody = ResponseBodyStream.Reading(channel)
             let control = streamControl
+            let released = place
+            place = nil
             lock.unlock()
+            withExtendedLifetime(released) {}
             if let control { channel.connect(onDemand: control.resume, onCancel: control.stop) }
             continuation.resume(returning: response)
             return true
@@ -561,7 +571,9 @@
             if case .streaming(let channel) = state {
                 switch channel.offer(Data(bytes)) {
                 case .taken: return bytes.count
-                case .full: return Int(COURIER_CURL_WRITEFUNC_PAUSE)
+                case .full:
+                    paused = true
+                    return Int(COURIER_CURL_WRITEFUNC_PAUSE)
                 case .closed: return 0
                 }
             }

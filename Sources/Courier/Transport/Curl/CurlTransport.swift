@@ -100,10 +100,12 @@
             self.options = options
             self.cookieJar = cookieJar
             // Enough for every connection to a few hosts at once; a handle kept costs about 30 KB.
-            handles = EasyHandles(limit: max(16, options.maximumConnectionsPerHost * 2))
+            // 0 (or less) is libcurl's "no limit".
+            let connections = options.maximumConnectionsPerHost > 0 ? options.maximumConnectionsPerHost : Int.max
+            handles = EasyHandles(limit: max(16, min(connections, 256) * 2))
             // Past the connections, enough waiting in libcurl that a freed connection (or an
             // HTTP/2 stream) starts the next request at once.
-            admission = TransferAdmission(limit: options.maximumConnectionsPerHost * 16)
+            admission = TransferAdmission(limit: connections > Int.max / 16 ? Int.max : connections * 16)
             self.faults = faults
         }
 
@@ -119,6 +121,9 @@
 
         /// How many easy handles of ended transfers are kept for reuse.
         var keptHandleCount: Int { handles.count }
+
+        /// How many easy handles ended transfers gave back, kept or not.
+        var givenHandleCount: Int { handles.givenCount }
 
         /// How many transfers to one origin are let into libcurl at once.
         var admissionLimit: Int { admission.limit }
@@ -141,15 +146,23 @@
             // The total is known before the first byte goes: progress says "0 of N", not "0".
             if body.length > 0 { request.progress?.uploaded(0, of: body.length) }
             var current = request
+            // Held from one hop to the next to the same origin: a redirected request does not
+            // go back to the end of the line.
+            var place: TransferAdmission.Place?
             for _ in 0...RedirectPolicy.maximumRedirects {
+                let origin = TransferAdmission.origin(of: current.url)
+                if place?.origin != origin {
+                    place = nil
+                    place = try await admission.enter(origin, until: deadline, timeout: request.timeout)
+                }
                 let remaining = ContinuousClock.now.duration(to: deadline)
-                guard remaining > .zero else {
+                guard remaining > .zero, let place else {
                     throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
                 }
                 let sendsBody = current.body != .none
                 let response = try await exchange(
-                    current, body: sendsBody ? body : PreparedBody(.none, contentType: nil), timeout: remaining,
-                    deadline: request.timeout)
+                    current, body: sendsBody ? body : PreparedBody(.none, contentType: nil), place: place,
+                    timeout: remaining, deadline: request.timeout)
                 guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
                     // The URL the answer came from, after any redirect (its query aside).
                     var answered = response
@@ -162,14 +175,14 @@
             throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
         }
 
-        /// One request and its answer, once a place for it in libcurl is free (see
-        /// ``TransferAdmission``); sent again on a new connection when the kept-alive one held
-        /// bytes of an earlier answer (nothing of the request had been sent).
-        private func exchange(_ request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration)
-            async throws -> HTTPResponse
-        {
+        /// One request and its answer, in its place in libcurl (see ``TransferAdmission``); sent
+        /// again on a new connection when the kept-alive one held bytes of an earlier answer
+        /// (nothing of the request had been sent).
+        private func exchange(
+            _ request: HTTPRequest, body: PreparedBody, place: TransferAdmission.Place, timeout: Duration,
+            deadline: Duration
+        ) async throws -> HTTPResponse {
             let started = ContinuousClock.now
-            let place = try await admission.enter(request.url, until: started + timeout, timeout: deadline)
             func transfer(freshConnection: Bool) throws -> (CurlTransfer, Duration) {
                 let left = timeout - (ContinuousClock.now - started)
                 guard left > .zero else { throw NetworkError(.timedOut, "No complete answer within \(deadline).") }

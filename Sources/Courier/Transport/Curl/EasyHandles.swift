@@ -20,6 +20,8 @@
             var withoutJar: [Handle] = []
             /// Once the transport is gone, handles are cleaned up rather than kept.
             var isClosed = false
+            /// How many handles ended transfers gave back, kept or not.
+            var given = 0
         }
 
         /// How many handles are kept at most; past that, ended transfers' handles are cleaned up.
@@ -44,11 +46,13 @@
         /// - Parameters:
         ///   - easy: The handle.
         ///   - withJar: Whether it was attached to the cookie jar.
-        func give(_ easy: OpaquePointer, withJar: Bool) {
+        ///   - reusable: Whether it may be kept (see `CurlTransfer`); if not, it is cleaned up.
+        func give(_ easy: OpaquePointer, withJar: Bool, reusable: Bool) {
             // Reset outside the lock: it frees the transfer's settings.
-            courier_curl_easy_reset(easy)
+            if reusable { courier_curl_easy_reset(easy) }
             let keeps = kept.withLock { kept in
-                guard !kept.isClosed, kept.withJar.count + kept.withoutJar.count < limit else { return false }
+                kept.given += 1
+                guard reusable, !kept.isClosed, kept.withJar.count + kept.withoutJar.count < limit else { return false }
                 if withJar {
                     kept.withJar.append(Handle(easy: easy))
                 } else {
@@ -61,6 +65,9 @@
 
         /// How many handles are kept now (for tests).
         var count: Int { kept.withLock { $0.withJar.count + $0.withoutJar.count } }
+
+        /// How many handles ended transfers gave back, kept or not (for tests).
+        var givenCount: Int { kept.withLock { $0.given } }
 
         /// Cleans up every kept handle, and every handle given back from now on (the transport
         /// is going, and its cookie jar can be destroyed only once no handle uses it).

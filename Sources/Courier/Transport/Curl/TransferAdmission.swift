@@ -13,7 +13,8 @@
         /// One transfer's place; the next in line gets it when this is released.
         final class Place: Sendable {
             private let admission: TransferAdmission
-            private let origin: String
+            /// The origin the place is for.
+            let origin: String
 
             fileprivate init(_ admission: TransferAdmission, origin: String) {
                 self.admission = admission
@@ -52,21 +53,29 @@
         let limit: Int
         private let lines = Locked<[String: Line]>([:])
 
-        /// - Parameter limit: How many transfers to one origin may be in libcurl at once.
+        /// - Parameter limit: How many transfers to one origin may be in libcurl at once;
+        ///   `Int.max` lets every one in at once.
         init(limit: Int) { self.limit = max(1, limit) }
 
         /// How many requests wait for a place now, all origins together (for tests).
         var waitingCount: Int { lines.withLock { $0.values.reduce(0) { $0 + $1.queued } } }
 
-        /// A place for one transfer to `url`'s origin, at once or when one is free.
+        /// What requests to one origin share a line by: scheme, host and port, in lowercase and
+        /// with the scheme's default port filled in, as libcurl counts connections to a host.
+        static func origin(of url: URL) -> String {
+            let scheme = url.scheme?.lowercased() ?? ""
+            let port = url.port ?? (scheme == "https" ? 443 : 80)
+            return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+        }
+
+        /// A place for one transfer to `origin`, at once or when one is free.
         /// - Parameters:
-        ///   - url: The request's URL.
+        ///   - origin: The request's origin (see ``origin(of:)``).
         ///   - deadline: When the request's time is up.
         ///   - timeout: The request's whole timeout, for the error.
         /// - Throws: ``NetworkError/Code/cancelled`` when the task is cancelled while it waits,
         ///   ``NetworkError/Code/timedOut`` at the deadline.
-        func enter(_ url: URL, until deadline: ContinuousClock.Instant, timeout: Duration) async throws -> Place {
-            let origin = "\(url.scheme ?? "")://\(url.host ?? ""):\(url.port ?? -1)"
+        func enter(_ origin: String, until deadline: ContinuousClock.Instant, timeout: Duration) async throws -> Place {
             let ticket: UInt64? = lines.withLock { lines in
                 let line = lines[origin] ?? Line()
                 lines[origin] = line
