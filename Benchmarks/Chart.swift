@@ -14,7 +14,7 @@ enum Chart {
     /// The chart of `results`, titled `title`.
     static func svg(_ results: [Measurement], title: String) -> String {
         // Ratios far above 1 (URLSession rows) would squeeze the rest: the scale ends at 6.
-        let highest = results.map { max($0.ratio, targetRatio(of: $0) ?? 0) }.max() ?? 1
+        let highest = results.map { max(drawn($0) ?? 0, targetRatio(of: $0) ?? 0) }.max() ?? 1
         let scale = min(6, max(1, highest.rounded(.up)))
         let width = labelWidth + barWidth + valueWidth
         let height = top + Double(results.count) * rowHeight + 30
@@ -40,19 +40,26 @@ enum Chart {
             let colour = row.target == nil ? "#999" : row.meetsTarget ? "#2e7d32" : "#c62828"
             parts.append(
                 #"<text x="\#(labelWidth - 6)" y="\#(y + 12)" text-anchor="end">\#(escape(row.scenario))</text>"#)
+            let ratio = drawn(row) ?? 0
             parts.append(
-                #"<rect x="\#(labelWidth)" y="\#(y + 3)" width="\#(x(row.ratio) - labelWidth)" height="\#(rowHeight - 6)" "#
+                #"<rect x="\#(labelWidth)" y="\#(y + 3)" width="\#(x(ratio) - labelWidth)" height="\#(rowHeight - 6)" "#
                     + #"fill="\#(colour)"><title>\#(escape(row.detail))</title></rect>"#)
             if let target = targetRatio(of: row) {
                 parts.append(
                     #"<line x1="\#(x(target))" y1="\#(y + 1)" x2="\#(x(target))" y2="\#(y + rowHeight - 1)" "#
                         + #"stroke="black" stroke-width="2"/>"#)
             }
-            let value = String(format: "%.2f", row.ratio) + (row.ratio > scale ? " →" : "")
+            let value = drawn(row).map { String(format: "%.2f", $0) + ($0 > scale ? " →" : "") } ?? "n/a"
             parts.append(#"<text x="\#(labelWidth + barWidth + 6)" y="\#(y + 12)">\#(value)</text>"#)
         }
         parts.append("</svg>")
         return parts.joined(separator: "\n") + "\n"
+    }
+
+    /// The row's ratio, when it is one to draw: finite, not negative, and against a baseline
+    /// (the soak's rows have none).
+    private static func drawn(_ row: Measurement) -> Double? {
+        row.ratio.isFinite && row.ratio >= 0 && row.baseline != 0 ? row.ratio : nil
     }
 
     /// The lowest ratio that meets the row's target, when the target is a ratio (`≥ 0.98`).
@@ -61,8 +68,11 @@ enum Chart {
         return Double(target.dropFirst(2))
     }
 
+    /// Text as XML takes it: markup escaped, control characters (which XML forbids) dropped.
     private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        String(text.unicodeScalars.filter { $0.value >= 0x20 || $0 == "\t" || $0 == "\n" }).replacingOccurrences(
+            of: "&", with: "&amp;"
+        ).replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }

@@ -20,7 +20,15 @@ func writeChart(_ results: [Measurement], title: String) throws {
     guard let path = value(after: "--svg") else { return }
     try Data(Chart.svg(results, title: title).utf8).write(to: URL(fileURLWithPath: path))
 }
+if arguments.contains("--svg"), value(after: "--svg") == nil || value(after: "--svg")!.hasPrefix("--") {
+    print("--svg needs the path of the chart to write")
+    exit(2)
+}
 if let saved = value(after: "--from") {
+    guard value(after: "--svg") != nil else {
+        print("--from draws a saved run: give --svg PATH too")
+        exit(2)
+    }
     let results = try JSONDecoder().decode([Measurement].self, from: Data(contentsOf: URL(fileURLWithPath: saved)))
     try writeChart(results, title: "courier-benchmarks: \(URL(fileURLWithPath: saved).lastPathComponent)")
     exit(0)

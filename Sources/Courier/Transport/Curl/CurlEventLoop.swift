@@ -21,7 +21,8 @@
         /// Whether the loop sleeps (or is about to) in `curl_multi_poll`: only then does new
         /// work need a wake-up, a write to libcurl's wake-up pipe.
         private var sleeping = false
-        /// Set once the multi handle is cleaned up: nothing may wake it from then on.
+        /// Set once the loop has taken its last commands: nothing is queued or woken from then on
+        /// (the multi handle is about to be cleaned up).
         private var closed = false
         private var active: [OpaquePointer: CurlTransfer] = [:] {
             didSet { lock.withLock { handles = active.count } }
@@ -57,9 +58,12 @@
             thread.start()
         }
 
-        /// Hands a transfer to libcurl.
+        /// Hands a transfer to libcurl; one handed to a loop that has ended is stopped.
         func submit(_ transfer: CurlTransfer) {
-            wakeAfter { additions.append(transfer) }
+            guard wakeAfter({ additions.append(transfer) }) else {
+                transfer.stop(NetworkError(.cancelled, "The transport was shut down."))
+                return
+            }
         }
 
         /// Takes a transfer out of libcurl (after its caller was answered).
@@ -81,12 +85,17 @@
         /// Queues a command under the lock, then wakes the loop if it sleeps. A loop that is
         /// awake looks at the queues again before it sleeps (see ``run()``). Should libcurl fail
         /// to wake it, the loop still looks for work within ``pollInterval``.
-        private func wakeAfter(_ queue: () -> Void) {
+        /// - Returns: `false` when the loop has ended: nothing is queued (a stream's reader may
+        ///   outlive its transport, and nothing queued now would ever be let go).
+        @discardableResult
+        private func wakeAfter(_ queue: () -> Void) -> Bool {
             // Under the lock: the loop cleans up the multi handle only after taking it.
             lock.withLock {
+                guard !closed else { return false }
                 queue()
-                if sleeping, !closed { _ = courier_curl_multi_wakeup(multi) }
+                if sleeping { _ = courier_curl_multi_wakeup(multi) }
                 sleeping = false
+                return true
             }
         }
 
@@ -98,6 +107,8 @@
             while true {
                 let (adding, removing, resuming, stop) = lock.withLock {
                     defer {
+                        // Stopping: nothing queued from now on would be taken.
+                        closed = stopping
                         sleeping = false
                         additions.removeAll()
                         removals.removeAll()
@@ -149,7 +160,6 @@
                 }
             }
             failAll(NetworkError(.cancelled, "The transport was shut down."))
-            lock.withLock { closed = true }
             _ = courier_curl_multi_cleanup(multi)
             finished.signal()
         }

@@ -12,9 +12,10 @@
     ///
     /// - The deadline is overall (libcurl's `TIMEOUT_MS`): a trickling server times out.
     /// - At most 16 times ``Options-swift.struct/maximumConnectionsPerHost`` requests to one
-    ///   origin are handed to libcurl at once; later ones wait in line, in the order they came,
-    ///   holding no libcurl handle, so thousands in flight cost little memory. Their deadline and
-    ///   cancellation count from the moment they were sent.
+    ///   origin wait for their answer's head in libcurl at once; later ones wait in line, in the
+    ///   order they came, holding no libcurl handle, so thousands in flight cost little memory.
+    ///   Their deadline and cancellation count from the moment they were sent. A streamed answer
+    ///   leaves its place at its head; a limit of 0 means no limit and no line.
     /// - Cancelling the calling task answers at once with ``NetworkError/Code/cancelled``; the
     ///   handle is taken out of libcurl on its own thread, so cancellation never races it.
     /// - Redirects follow Courier's redirect policy: credentials never reach another origin, a body is
@@ -30,7 +31,8 @@
         public struct Options: Sendable, Hashable {
             /// Certificate authorities and public-key pins.
             public var tls: TLSOptions
-            /// How many connections to one host at most (more requests wait for one).
+            /// How many connections to one host at most (more requests wait for one); 0 means no
+            /// limit.
             public var maximumConnectionsPerHost: Int
             /// Whether cookies set by servers are kept (in memory, for this transport only) and
             /// sent back. A request that carries its own `Cookie` header is sent with exactly

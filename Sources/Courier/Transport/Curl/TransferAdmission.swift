@@ -61,7 +61,7 @@
         var waitingCount: Int { lines.withLock { $0.values.reduce(0) { $0 + $1.queued } } }
 
         /// What requests to one origin share a line by: scheme, host and port, in lowercase and
-        /// with the scheme's default port filled in, as libcurl counts connections to a host.
+        /// with the scheme's default port filled in.
         static func origin(of url: URL) -> String {
             let scheme = url.scheme?.lowercased() ?? ""
             let port = url.port ?? (scheme == "https" ? 443 : 80)
