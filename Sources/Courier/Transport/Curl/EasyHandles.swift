@@ -3,7 +3,8 @@
 
     /// The easy handles of ended transfers, reset and kept for the transport's next ones.
     /// A new handle costs libcurl several large allocations (the handle, its download buffer),
-    /// made on one thread and freed on another; reusing one costs a reset.
+    /// made on one thread and freed on another; reusing one costs a reset. Only the handle of a
+    /// transfer libcurl completed cleanly, never paused, is kept (see `CurlTransfer`).
     ///
     /// A reset keeps what libcurl keeps in a handle besides its options: its buffers, its TLS
     /// session cache (for this transport's hosts, checked against the same TLS options) and
