@@ -80,9 +80,8 @@
         ///   ``NetworkError/Code/transport`` when no handle can be made or an option is refused.
         init(
             request: HTTPRequest, body: PreparedBody, timeout: Duration, deadline: Duration, tls: TLSOptions,
-            cookieJar: OpaquePointer?, handles: EasyHandles, place: TransferAdmission.Place? = nil,
-            freshConnection: Bool = false,
-            keptConnections: KeptConnections? = nil, faults: CurlFaults = CurlFaults()
+            cookieJar: OpaquePointer?, handles: EasyHandles, place: TransferAdmission.Place,
+            freshConnection: Bool = false, keptConnections: KeptConnections? = nil, faults: CurlFaults = CurlFaults()
         ) throws(NetworkError) {
             // libcurl would add the jar's cookies as a second `Cookie` header next to the caller's.
             let usesCookieJar = cookieJar != nil && request.headers["Cookie"] == nil
