@@ -19,12 +19,14 @@ final class Peer: Sendable {
     let servesFiles: Bool
     /// Whether the peer is LoopbackServer, in this process.
     let inProcess: Bool
+    /// The same routes over HTTPS, when the peer is nginx and openssl made its certificates.
+    let secure: SecurePeer?
     private let stopAction: @Sendable () -> Void
 
     static let freshToken = "fresh"
 
     private init(
-        name: String, baseURL: URL, filesDirectory: URL, servesFiles: Bool, inProcess: Bool,
+        name: String, baseURL: URL, filesDirectory: URL, servesFiles: Bool, inProcess: Bool, secure: SecurePeer?,
         stop: @escaping @Sendable () -> Void
     ) {
         self.name = name
@@ -32,6 +34,7 @@ final class Peer: Sendable {
         self.filesDirectory = filesDirectory
         self.servesFiles = servesFiles
         self.inProcess = inProcess
+        self.secure = secure
         self.stopAction = stop
     }
 
@@ -40,7 +43,9 @@ final class Peer: Sendable {
     /// nginx if `/usr/sbin/nginx` runs, else `LoopbackServer`.
     static func start(ordersBody: Data) throws -> Peer {
         let (directory, files) = try makeDirectory(ordersBody: ordersBody)
-        if let peer = try? startNginx(in: directory, files: files) { return peer }
+        // Without its HTTPS ports when they keep it from starting (a port taken, no HTTP/2 module).
+        let withHTTPS = try? startNginx(in: directory, files: files, https: true)
+        if let peer = withHTTPS ?? (try? startNginx(in: directory, files: files, https: false)) { return peer }
         print("nginx not found or failed to start (.ci/run installs it); falling back to LoopbackServer")
         return try startLoopback(in: directory, files: files, ordersBody: ordersBody)
     }
@@ -61,11 +66,44 @@ final class Peer: Sendable {
         return (directory, files)
     }
 
-    private static func startNginx(in directory: URL, files: URL) throws -> Peer? {
+    private static func startNginx(in directory: URL, files: URL, https: Bool) throws -> Peer? {
         let binary = "/usr/sbin/nginx"
         guard FileManager.default.isExecutableFile(atPath: binary) else { return nil }
         let port = try freePort()
         let envelope = #"{"code":0,"msg":"ok","data":"\#(freshToken)"}"#
+        let routes = """
+            location = /api/orders { default_type application/json; alias \(directory.path)/orders.json; }
+            location = /api/profile {
+                if ($http_token != "\(freshToken)") { return 401; }
+                default_type application/json;
+                alias \(directory.path)/orders.json;
+            }
+            location = /api/token { default_type application/json; return 200 '\(envelope)'; }
+            location = /api/upload {
+                client_max_body_size 0;
+                default_type application/json;
+                return 200 '{"code":0,"msg":"ok","data":null}';
+            }
+            location /files/ { alias \(files.path)/; }
+            """
+        try routes.write(to: directory.appendingPathComponent("routes.conf"), atomically: true, encoding: .utf8)
+        // HTTPS on two more ports, when openssl can make the certificates: TLS 1.3 with HTTP/2
+        // offered, and TLS 1.3 with HTTP/1.1 alone.
+        let secure = https ? try? SecurePeer.make(in: directory) : nil
+        let secureServers =
+            secure.map { secure in
+                [(secure.http2URL, " http2"), (secure.http1URL, "")].map { url, http2 in
+                    """
+                    server {
+                        listen 127.0.0.1:\(url.port!) ssl\(http2);
+                        ssl_protocols TLSv1.3;
+                        ssl_certificate \(directory.path)/server.pem;
+                        ssl_certificate_key \(directory.path)/server.key;
+                        include \(directory.path)/routes.conf;
+                    }
+                    """
+                }.joined(separator: "\n")
+            } ?? ""
         let config = """
             daemon off;
             worker_processes 1;
@@ -83,20 +121,10 @@ final class Peer: Sendable {
                 scgi_temp_path \(directory.path)/scgi;
                 server {
                     listen 127.0.0.1:\(port);
-                    location = /api/orders { default_type application/json; alias \(directory.path)/orders.json; }
-                    location = /api/profile {
-                        if ($http_token != "\(freshToken)") { return 401; }
-                        default_type application/json;
-                        alias \(directory.path)/orders.json;
-                    }
-                    location = /api/token { default_type application/json; return 200 '\(envelope)'; }
-                    location = /api/upload {
-                        client_max_body_size 0;
-                        default_type application/json;
-                        return 200 '{"code":0,"msg":"ok","data":null}';
-                    }
-                    location /files/ { alias \(files.path)/; }
+                    include \(directory.path)/routes.conf;
+                    location = /nginx-status { stub_status; }
                 }
+            \(secureServers)
             }
             """
         let configFile = directory.appendingPathComponent("nginx.conf")
@@ -112,7 +140,7 @@ final class Peer: Sendable {
             if canConnect(port: port) {
                 return Peer(
                     name: "nginx (1 worker)", baseURL: baseURL, filesDirectory: files, servesFiles: true,
-                    inProcess: false
+                    inProcess: false, secure: secure
                 ) {
                     process.terminate()
                     process.waitUntilExit()
@@ -138,15 +166,40 @@ final class Peer: Sendable {
         server.route("/api/token") { _ in .json(#"{"code":0,"msg":"ok","data":"\#(freshToken)"}"#) }
         server.route("/api/upload") { _ in .json(#"{"code":0,"msg":"ok","data":null}"#) }
         return Peer(
-            name: "LoopbackServer", baseURL: server.baseURL, filesDirectory: files, servesFiles: false, inProcess: true
+            name: "LoopbackServer", baseURL: server.baseURL, filesDirectory: files, servesFiles: false, inProcess: true,
+            secure: nil
         ) {
             server.stop()
             try? FileManager.default.removeItem(at: directory)
         }
     }
 
+    /// How many connections nginx has accepted so far, from its status page on the plain port:
+    /// the count includes the connection this asks on. `nil` from the in-process peer.
+    func acceptedConnections() -> Int? {
+        guard !inProcess, let port = baseURL.port else { return nil }
+        let fd = connectToLoopback(port: port)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let request = Array("GET /nginx-status HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard send(fd, request, request.count, 0) == request.count else { return nil }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            answer += buffer[0..<count]
+        }
+        // "server accepts handled requests\n 12 12 40 \n": the first number counts this connection.
+        let lines = String(decoding: answer, as: UTF8.self).split(separator: "\n")
+        guard let heading = lines.firstIndex(where: { $0.hasPrefix("server accepts") }), heading + 1 < lines.count,
+            let accepts = lines[heading + 1].split(separator: " ").first.flatMap({ Int($0) })
+        else { return nil }
+        return accepts
+    }
+
     /// A port the system picks for a socket that is closed again at once.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Sockets.streamType, 0)
         defer { close(fd) }
         var address = sockaddr_in()

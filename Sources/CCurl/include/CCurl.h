@@ -137,6 +137,7 @@ enum {
 enum {
     COURIER_CURLMOPT_MAXCONNECTS = 6,
     COURIER_CURLMOPT_MAX_HOST_CONNECTIONS = 7,
+    COURIER_CURLMOPT_MAX_CONCURRENT_STREAMS = 16,
 };
 
 // Information numbers (CURLINFO_*: type base + number).

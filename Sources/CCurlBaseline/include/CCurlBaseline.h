@@ -21,5 +21,18 @@ double courier_baseline_sequential(const char *url, int count, long expected);
 /// Returns the seconds taken, or one of the negative values above.
 double courier_baseline_concurrent(const char *url, int count, int concurrency, long connections, long expected);
 
+/// Gives this process mounts of its own (a private mount namespace), so that
+/// `courier_baseline_trust_only` changes what this process sees and nothing else. It must be
+/// called while the process has one thread: a namespace belongs to the thread that makes it and
+/// the threads that thread starts later. Returns 0, or -1 (more than one thread, not root, or
+/// the kernel refused).
+int courier_baseline_private_mounts(void);
+
+/// Shows `authorities` (a PEM file) to this process in place of the system's certificate
+/// authority bundle, which Linux URLSession (through libcurl) reads and which no URLSession
+/// setting replaces there. Only after `courier_baseline_private_mounts` succeeded. Returns 0,
+/// or -1.
+int courier_baseline_trust_only(const char *authorities);
+
 #endif
 #endif

@@ -48,6 +48,13 @@ final class TLSServer: Sendable {
         }
     }
 
+    /// How many connections nginx answered requests on so far (nginx only: the distinct
+    /// connection numbers in its access log).
+    func connectionsAnswered() throws -> Int {
+        let log = try String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)
+        return Set(log.split(separator: "\n")).count
+    }
+
     func stop() {
         // s_server does not end on SIGTERM while it waits in accept; nginx ends its workers on it.
         kill(process, isNginx ? SIGTERM : SIGKILL)
@@ -92,9 +99,10 @@ final class TLSServer: Sendable {
             worker_processes 1;
             pid \(path("nginx.pid"));
             error_log \(path("error.log")) warn;
-            events { worker_connections 64; }
+            events { worker_connections 256; }
             http {
-                access_log off;
+                log_format connection '$connection';
+                access_log \(path("access.log")) connection;
                 client_body_temp_path \(path("body"));
                 proxy_temp_path \(path("proxy"));
                 fastcgi_temp_path \(path("fastcgi"));

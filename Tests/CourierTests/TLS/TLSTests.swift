@@ -161,6 +161,34 @@
             #expect(responses.allSatisfy { $0.body == Data("hello over TLS".utf8) })
             #expect(responses.contains { $0.timings.map { $0.tlsHandshake > .zero } == true })
         }
+
+        @Test(
+            "Requests sent at once to an HTTP/2 server share one connection",
+            .enabled(if: TLSServer.nginxAvailable, "needs nginx (.ci/run installs it)"))
+        func http2SharesOneConnection() async throws {
+            let server = try await TLSServer.start(.nginx)
+            defer { server.stop() }
+            let transport = try CurlTransport(
+                options: .init(tls: TLSOptions(certificateAuthorities: server.authorityFile)))
+            let client = NetworkClient(configuration: .init(baseURL: server.baseURL, transport: transport))
+
+            // As many as libcurl lets one connection carry until the server's settings arrive.
+            // Without the wait for the first connection, each would open its own, up to 16.
+            let versions = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        try await client.send(
+                            Endpoint<HTTPResponse>(method: .get, path: "", decoding: .response)
+                                .sharingIdenticalRequests(false)
+                        ).httpVersion
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+
+            #expect(versions.count == 100 && versions.allSatisfy { $0 == "2" })
+            #expect(try server.connectionsAnswered() == 1)
+        }
     }
 #endif
 

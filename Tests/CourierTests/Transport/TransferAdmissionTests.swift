@@ -171,5 +171,66 @@
             #expect(highest.withLock { $0 } > 1)
             #expect(highest.withLock { $0 } <= limit)
         }
+
+        @Test("an HTTPS origin lets one transfer in until its connection is ready, then the rest at once")
+        func httpsWaitsForItsConnection() async throws {
+            let admission = TransferAdmission(limit: 3)
+            let secure = TransferAdmission.origin(of: URL(string: "https://127.0.0.1:1/x")!)
+            let first = try await admission.enter(secure, until: later, timeout: .seconds(60))
+            let admitted = Locked(0)
+            var waiters: [Task<TransferAdmission.Place, any Error>] = []
+            for count in 1...3 {
+                waiters.append(
+                    Task {
+                        let place = try await admission.enter(secure, until: later, timeout: .seconds(60))
+                        admitted.withLock { $0 += 1 }
+                        return place
+                    })
+                try await waitForLine(admission, count)
+            }
+            // Plain HTTP has nothing to wait for.
+            let plain = try await admission.enter(url, until: later, timeout: .seconds(60))
+            withExtendedLifetime(plain) {}
+
+            first.connectionReady()
+            try await waitUntil { admitted.withLock { $0 } == 2 }
+
+            // The limit holds: the third waits for a place.
+            #expect(admission.waitingCount == 1)
+            waiters[2].cancel()
+            let error = await #expect(throws: NetworkError.self) { try await waiters[2].value }
+            #expect(error?.code == .cancelled)
+            #expect(admitted.withLock { $0 } == 2)
+            withExtendedLifetime(first) {}
+        }
+
+        @Test("when the first transfer to an HTTPS origin ends before its connection is ready, the rest go at once")
+        func httpsFirstTransferFails() async throws {
+            let admission = TransferAdmission(limit: 2)
+            let secure = TransferAdmission.origin(of: URL(string: "https://127.0.0.1:1/x")!)
+            var first: TransferAdmission.Place? = try await admission.enter(
+                secure, until: later, timeout: .seconds(60))
+            let places = Locked<[TransferAdmission.Place]>([])
+            var waiters: [Task<Void, any Error>] = []
+            for count in 1...3 {
+                waiters.append(
+                    Task {
+                        let place = try await admission.enter(secure, until: later, timeout: .seconds(60))
+                        places.withLock { $0.append(place) }
+                    })
+                try await waitForLine(admission, count)
+            }
+
+            withExtendedLifetime(first) {}
+            first = nil
+            try await waitUntil { places.withLock { $0.count } == 2 }
+
+            // Up to the limit: the third waits for a place.
+            #expect(admission.waitingCount == 1)
+            places.withLock { _ = $0.removeFirst() }
+            try await waitUntil { places.withLock { $0.count } == 2 }
+            #expect(admission.waitingCount == 0)
+            for waiter in waiters { try await waiter.value }
+        }
     }
 #endif

@@ -40,8 +40,12 @@
         /// Starts the loop thread.
         /// - Parameters:
         ///   - maximumConnectionsPerHost: libcurl's per-host connection limit.
+        ///   - maximumStreamsPerConnection: How many requests one HTTP/2 connection carries at
+        ///     once; the server's own limit still holds (past it, libcurl opens another).
         ///   - faults: Failures tests inject.
-        init(maximumConnectionsPerHost: Int, faults: CurlFaults = CurlFaults()) throws(NetworkError) {
+        init(
+            maximumConnectionsPerHost: Int, maximumStreamsPerConnection: Int, faults: CurlFaults = CurlFaults()
+        ) throws(NetworkError) {
             guard let multi = courier_curl_multi_init() else {
                 throw NetworkError(.transport, "libcurl could not make a multi handle.")
             }
@@ -51,6 +55,10 @@
                 _ = courier_curl_multi_cleanup(multi)
                 throw NetworkError(.transport, "libcurl refused the connection limit (multi error \(code)).")
             }
+            // libcurl's own limit is 100 streams on an HTTP/2 connection; past it, it opens
+            // another connection. Before 7.67 there is no such setting, and nothing to change.
+            _ = courier_curl_multi_setopt_long(
+                multi, Int32(COURIER_CURLMOPT_MAX_CONCURRENT_STREAMS), maximumStreamsPerConnection)
             self.multi = multi
             self.faults = faults
             let thread = Thread { [self] in run() }

@@ -193,7 +193,11 @@
             try configureMethodAndBody(request.method, body)
             try configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
             try installCallbacks()
-            if url.scheme?.lowercased() == "http", let keptConnections { try installConnectionCheck(keptConnections) }
+            switch url.scheme?.lowercased() {
+            case "http": if let keptConnections { try installConnectionCheck(keptConnections) }
+            case "https": try installConnectionReady()
+            default: break
+            }
         }
 
         /// Before a request goes out on a kept-alive connection, checks that the connection holds
@@ -209,6 +213,22 @@
             guard code != Int32(COURIER_CURLE_UNKNOWN_OPTION) else { return }
             try check(function, code)
             try set(Int32(COURIER_CURLOPT_PREREQDATA), pointer: Unmanaged.passUnretained(self).toOpaque())
+        }
+
+        /// Tells the transfer's place when its connection is ready (see ``TransferAdmission``).
+        /// A libcurl older than 7.80 cannot tell; there the place is told at once.
+        private func installConnectionReady() throws(NetworkError) {
+            let function = Int32(COURIER_CURLOPT_PREREQFUNCTION)
+            let callback = unsafeBitCast(curlConnectionReady, to: CFunction.self)
+            let code = setOption(function) { courier_curl_setopt_function($0, function, callback) }
+            guard code != Int32(COURIER_CURLE_UNKNOWN_OPTION) else { return connectionReady() }
+            try check(function, code)
+            try set(Int32(COURIER_CURLOPT_PREREQDATA), pointer: Unmanaged.passUnretained(self).toOpaque())
+        }
+
+        /// The connection is set up, or kept alive (libcurl's thread, before the request).
+        fileprivate func connectionReady() {
+            lock.withLock { place }?.connectionReady()
         }
 
         /// Whether the connection is fit to send on (libcurl's thread, before the request).
@@ -645,6 +665,14 @@
             UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32
         ) -> Int32 = { user, _, _, peer, local in
             transfer(user).connectionIsClean(local: Int(local), peer: Int(peer)) ? 0 : 1
+        }
+
+    private let curlConnectionReady:
+        @convention(c) (
+            UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32
+        ) -> Int32 = { user, _, _, _, _ in
+            transfer(user).connectionReady()
+            return 0
         }
 
     private let curlProgressCallback: @convention(c) (UnsafeMutableRawPointer?, Int64, Int64, Int64, Int64) -> Int32 = {

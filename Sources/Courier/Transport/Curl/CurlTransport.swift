@@ -16,6 +16,12 @@
     ///   order they came, holding no libcurl handle, so thousands in flight cost little memory.
     ///   Their deadline and cancellation count from the moment they were sent. A streamed answer
     ///   leaves its place at its head; a limit of 0 means no limit and no line.
+    /// - Over HTTPS, when no request to an origin is under way, the first one goes alone until
+    ///   its connection is ready (a kept-alive one is ready at once) and the others follow; when
+    ///   the connection speaks HTTP/2 they share it, up to the server's limit of streams on a
+    ///   connection, rather than each opening one. If the first one fails before it connects, the
+    ///   others go at once. (libcurl before 7.80 cannot tell when a connection is ready; there
+    ///   they go at once.)
     /// - Cancelling the calling task answers at once with ``NetworkError/Code/cancelled``; the
     ///   handle is taken out of libcurl on its own thread, so cancellation never races it.
     /// - Redirects follow Courier's redirect policy: credentials never reach another origin, a body is
@@ -92,9 +98,17 @@
                 }
                 cookieJar = jar
             }
+            // 0 (or less) is libcurl's "no limit".
+            let connections = options.maximumConnectionsPerHost > 0 ? options.maximumConnectionsPerHost : Int.max
+            // Past the connections, enough waiting in libcurl that a freed connection (or an
+            // HTTP/2 stream) starts the next request at once.
+            let admitted = connections > Int.max / 16 ? Int.max : connections * 16
             do {
+                // As many HTTP/2 streams on one connection as requests admitted to one origin,
+                // so the requests sent at once share a connection.
                 loop = try CurlEventLoop(
-                    maximumConnectionsPerHost: options.maximumConnectionsPerHost, faults: faults)
+                    maximumConnectionsPerHost: options.maximumConnectionsPerHost,
+                    maximumStreamsPerConnection: min(admitted, Int(Int32.max)), faults: faults)
             } catch {
                 if let cookieJar { _ = courier_curl_cookie_jar_destroy(cookieJar) }
                 throw error
@@ -102,12 +116,8 @@
             self.options = options
             self.cookieJar = cookieJar
             // Enough for every connection to a few hosts at once; a handle kept costs about 30 KB.
-            // 0 (or less) is libcurl's "no limit".
-            let connections = options.maximumConnectionsPerHost > 0 ? options.maximumConnectionsPerHost : Int.max
             handles = EasyHandles(limit: max(16, min(connections, 256) * 2))
-            // Past the connections, enough waiting in libcurl that a freed connection (or an
-            // HTTP/2 stream) starts the next request at once.
-            admission = TransferAdmission(limit: connections > Int.max / 16 ? Int.max : connections * 16)
+            admission = TransferAdmission(limit: admitted)
             self.faults = faults
         }
 

@@ -9,6 +9,15 @@
     /// line. So ten thousand requests at once cost memory for the ones that can be on the wire,
     /// not for all of them. A waiting request that is cancelled or reaches its deadline leaves
     /// the line at once.
+    ///
+    /// An HTTPS origin where no transfer holds a place lets one transfer in first, and the rest
+    /// once that transfer's connection is ready (``Place/connectionReady()``): by then libcurl
+    /// knows whether the connection carries HTTP/2, and the requests sent at once share it, up
+    /// to the server's limit of streams on a connection. (libcurl's own wait for that,
+    /// `CURLOPT_PIPEWAIT`, lets a burst open a connection each in 7.88.) A kept-alive connection
+    /// is ready at once. If the first transfer ends before its connection is ready (the origin
+    /// refuses, or its certificate is not trusted), the rest go at once, so they fail together
+    /// rather than one after another.
     final class TransferAdmission: Sendable {
         /// One transfer's place; the next in line gets it when this is released.
         final class Place: Sendable {
@@ -20,6 +29,10 @@
                 self.admission = admission
                 self.origin = origin
             }
+
+            /// The transfer's connection is ready (its TLS handshake done, or kept alive): an
+            /// origin that let one transfer in lets the rest in now.
+            func connectionReady() { admission.open(origin) }
 
             deinit { admission.hand(origin) }
         }
@@ -41,12 +54,17 @@
         private final class Line: @unchecked Sendable {
             /// Transfers holding a place.
             var admitted = 0
+            /// Whether the line lets `limit` transfers in; until then (an HTTPS origin with no
+            /// connection known to be ready), one.
+            var open: Bool
             var tickets: [UInt64: Ticket] = [:]
             /// Tickets reserved or waiting.
             var queued = 0
             /// The last ticket served, and the last one given out.
             var served: UInt64 = 0
             var issued: UInt64 = 0
+
+            init(open: Bool) { self.open = open }
         }
 
         /// How many transfers to one origin may be in libcurl at once.
@@ -77,9 +95,9 @@
         ///   ``NetworkError/Code/timedOut`` at the deadline.
         func enter(_ origin: String, until deadline: ContinuousClock.Instant, timeout: Duration) async throws -> Place {
             let ticket: UInt64? = lines.withLock { lines in
-                let line = lines[origin] ?? Line()
+                let line = lines[origin] ?? Line(open: limit == Int.max || !origin.hasPrefix("https://"))
                 lines[origin] = line
-                if line.admitted < limit, line.queued == 0 {
+                if line.admitted < (line.open ? limit : 1), line.queued == 0 {
                     line.admitted += 1
                     return nil
                 }
@@ -160,29 +178,81 @@
         }
 
         /// One transfer ended (its place released): the next in line, if any, gets the place.
+        /// When the line is not open yet, the transfer that left never had its connection ready
+        /// (it failed, or was cancelled): the line opens, and the rest go at once.
         fileprivate func hand(_ origin: String) {
+            var opened: [CheckedContinuation<Void, any Error>] = []
             let next: CheckedContinuation<Void, any Error>? = lines.withLock { lines in
                 guard let line = lines[origin] else { return nil }
                 defer { Self.forget(line, at: origin, in: &lines) }
-                while line.served < line.issued {
-                    line.served += 1
-                    switch line.tickets[line.served] {
-                    case .waiting(let continuation):
-                        line.queued -= 1
-                        line.tickets[line.served] = nil
-                        return continuation
-                    case .reserved:
-                        line.queued -= 1
-                        line.tickets[line.served] = .admitted
-                        return nil
-                    case .admitted, .left, nil:
-                        continue  // left the line (or is being answered)
-                    }
+                guard line.open else {
+                    line.admitted -= 1
+                    opened = openLine(line)
+                    return nil
                 }
-                line.admitted -= 1
-                return nil
+                switch Self.handOver(in: line) {
+                case .nobody:
+                    line.admitted -= 1
+                    return nil
+                case .admitted: return nil
+                case .resume(let continuation): return continuation
+                }
             }
             next?.resume()
+            for next in opened { next.resume() }
+        }
+
+        /// An origin's connection is ready: its line lets in as many as the limit allows.
+        fileprivate func open(_ origin: String) {
+            let admitted = lines.withLock { lines in lines[origin].map { $0.open ? [] : openLine($0) } ?? [] }
+            for next in admitted { next.resume() }
+        }
+
+        /// Opens `line` and gives places to as many in it as the limit allows. Returns the
+        /// continuations to resume, once the lock is released.
+        private func openLine(_ line: Line) -> [CheckedContinuation<Void, any Error>] {
+            line.open = true
+            var admitted: [CheckedContinuation<Void, any Error>] = []
+            while line.admitted < limit {
+                switch Self.handOver(in: line) {
+                case .nobody: return admitted
+                case .admitted: line.admitted += 1
+                case .resume(let continuation):
+                    line.admitted += 1
+                    admitted.append(continuation)
+                }
+            }
+            return admitted
+        }
+
+        /// What giving a place to the next in line did.
+        private enum Handover {
+            /// No one waits.
+            case nobody
+            /// A request whose task has not begun to wait got it; it finds itself admitted.
+            case admitted
+            /// A waiting request got it; its task goes on when this is resumed.
+            case resume(CheckedContinuation<Void, any Error>)
+        }
+
+        /// Gives a place to the next request in line, if any.
+        private static func handOver(in line: Line) -> Handover {
+            while line.served < line.issued {
+                line.served += 1
+                switch line.tickets[line.served] {
+                case .waiting(let continuation):
+                    line.queued -= 1
+                    line.tickets[line.served] = nil
+                    return .resume(continuation)
+                case .reserved:
+                    line.queued -= 1
+                    line.tickets[line.served] = .admitted
+                    return .admitted
+                case .admitted, .left, nil:
+                    continue  // left the line (or is being answered)
+                }
+            }
+            return .nobody
         }
     }
 #endif
