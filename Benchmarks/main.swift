@@ -49,7 +49,7 @@ var all: [(String, () async throws -> [Measurement])] = [
     ("S7", scenarios.s7Download), ("S8", scenarios.s8Upload), ("S9", scenarios.s9RefreshStorm),
     ("S10", scenarios.s10Soak), ("S11", scenarios.s11Cache), ("S12", scenarios.s12Redaction),
     ("S13", scenarios.s13Streams), ("S14", scenarios.s14Pages), ("S15", scenarios.s15Recording),
-    ("S16", scenarios.s16Observation),
+    ("S16", scenarios.s16Observation), ("S19", scenarios.s19Bridge),
 ]
 #if os(Linux)
     all += [("S17", scenarios.s17Limit), ("S18", scenarios.s18Secure)]
