@@ -66,92 +66,104 @@ final class Peer: Sendable {
         return (directory, files)
     }
 
+    /// nginx on 127.0.0.1, or `nil` when it does not start (or a program cannot be run here:
+    /// `Process` is macOS and Linux only).
     private static func startNginx(in directory: URL, files: URL, https: Bool) throws -> Peer? {
-        let binary = "/usr/sbin/nginx"
-        guard FileManager.default.isExecutableFile(atPath: binary) else { return nil }
-        let port = try freePort()
-        let envelope = #"{"code":0,"msg":"ok","data":"\#(freshToken)"}"#
-        let routes = """
-            location = /api/orders { default_type application/json; alias \(directory.path)/orders.json; }
-            location = /api/profile {
-                if ($http_token != "\(freshToken)") { return 401; }
-                default_type application/json;
-                alias \(directory.path)/orders.json;
-            }
-            location = /api/token { default_type application/json; return 200 '\(envelope)'; }
-            location = /api/upload {
-                client_max_body_size 0;
-                default_type application/json;
-                return 200 '{"code":0,"msg":"ok","data":null}';
-            }
-            location /files/ { alias \(files.path)/; }
-            """
-        try routes.write(to: directory.appendingPathComponent("routes.conf"), atomically: true, encoding: .utf8)
-        // HTTPS on two more ports, when openssl can make the certificates: TLS 1.3 with HTTP/2
-        // offered, and TLS 1.3 with HTTP/1.1 alone.
-        let secure = https ? try? SecurePeer.make(in: directory) : nil
-        let secureServers =
-            secure.map { secure in
-                [(secure.http2URL, " http2"), (secure.http1URL, "")].map { url, http2 in
-                    """
-                    server {
-                        listen 127.0.0.1:\(url.port!) ssl\(http2);
-                        ssl_protocols TLSv1.3;
-                        ssl_certificate \(directory.path)/server.pem;
-                        ssl_certificate_key \(directory.path)/server.key;
-                        include \(directory.path)/routes.conf;
-                    }
-                    """
-                }.joined(separator: "\n")
-            } ?? ""
-        let config = """
-            daemon off;
-            worker_processes 1;
-            pid \(directory.path)/nginx.pid;
-            error_log \(directory.path)/error.log warn;
-            events { worker_connections 4096; }
-            http {
-                access_log off;
-                keepalive_requests 1000000;
-                keepalive_timeout 120s;
-                client_body_temp_path \(directory.path)/body;
-                proxy_temp_path \(directory.path)/proxy;
-                fastcgi_temp_path \(directory.path)/fastcgi;
-                uwsgi_temp_path \(directory.path)/uwsgi;
-                scgi_temp_path \(directory.path)/scgi;
-                server {
-                    listen 127.0.0.1:\(port);
-                    include \(directory.path)/routes.conf;
-                    location = /nginx-status { stub_status; }
-                }
-            \(secureServers)
-            }
-            """
-        let configFile = directory.appendingPathComponent("nginx.conf")
-        try config.write(to: configFile, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-c", configFile.path, "-p", directory.path, "-e", "\(directory.path)/error.log"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let baseURL = URL(string: "http://127.0.0.1:\(port)/")!
-        for _ in 0..<100 where process.isRunning {
-            if canConnect(port: port) {
-                return Peer(
-                    name: "nginx (1 worker)", baseURL: baseURL, filesDirectory: files, servesFiles: true,
-                    inProcess: false, secure: secure
-                ) {
-                    process.terminate()
-                    process.waitUntilExit()
-                    try? FileManager.default.removeItem(at: directory)
-                }
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        process.terminate()
-        return nil
+        #if os(Linux) || os(macOS)
+            try startNginxProcess(in: directory, files: files, https: https)
+        #else
+            nil
+        #endif
     }
+
+    #if os(Linux) || os(macOS)
+        private static func startNginxProcess(in directory: URL, files: URL, https: Bool) throws -> Peer? {
+            let binary = "/usr/sbin/nginx"
+            guard FileManager.default.isExecutableFile(atPath: binary) else { return nil }
+            let port = try freePort()
+            let envelope = #"{"code":0,"msg":"ok","data":"\#(freshToken)"}"#
+            let routes = """
+                location = /api/orders { default_type application/json; alias \(directory.path)/orders.json; }
+                location = /api/profile {
+                    if ($http_token != "\(freshToken)") { return 401; }
+                    default_type application/json;
+                    alias \(directory.path)/orders.json;
+                }
+                location = /api/token { default_type application/json; return 200 '\(envelope)'; }
+                location = /api/upload {
+                    client_max_body_size 0;
+                    default_type application/json;
+                    return 200 '{"code":0,"msg":"ok","data":null}';
+                }
+                location /files/ { alias \(files.path)/; }
+                """
+            try routes.write(to: directory.appendingPathComponent("routes.conf"), atomically: true, encoding: .utf8)
+            // HTTPS on two more ports, when openssl can make the certificates: TLS 1.3 with HTTP/2
+            // offered, and TLS 1.3 with HTTP/1.1 alone.
+            let secure = https ? try? SecurePeer.make(in: directory) : nil
+            let secureServers =
+                secure.map { secure in
+                    [(secure.http2URL, " http2"), (secure.http1URL, "")].map { url, http2 in
+                        """
+                        server {
+                            listen 127.0.0.1:\(url.port!) ssl\(http2);
+                            ssl_protocols TLSv1.3;
+                            ssl_certificate \(directory.path)/server.pem;
+                            ssl_certificate_key \(directory.path)/server.key;
+                            include \(directory.path)/routes.conf;
+                        }
+                        """
+                    }.joined(separator: "\n")
+                } ?? ""
+            let config = """
+                daemon off;
+                worker_processes 1;
+                pid \(directory.path)/nginx.pid;
+                error_log \(directory.path)/error.log warn;
+                events { worker_connections 4096; }
+                http {
+                    access_log off;
+                    keepalive_requests 1000000;
+                    keepalive_timeout 120s;
+                    client_body_temp_path \(directory.path)/body;
+                    proxy_temp_path \(directory.path)/proxy;
+                    fastcgi_temp_path \(directory.path)/fastcgi;
+                    uwsgi_temp_path \(directory.path)/uwsgi;
+                    scgi_temp_path \(directory.path)/scgi;
+                    server {
+                        listen 127.0.0.1:\(port);
+                        include \(directory.path)/routes.conf;
+                        location = /nginx-status { stub_status; }
+                    }
+                \(secureServers)
+                }
+                """
+            let configFile = directory.appendingPathComponent("nginx.conf")
+            try config.write(to: configFile, atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["-c", configFile.path, "-p", directory.path, "-e", "\(directory.path)/error.log"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let baseURL = URL(string: "http://127.0.0.1:\(port)/")!
+            for _ in 0..<100 where process.isRunning {
+                if canConnect(port: port) {
+                    return Peer(
+                        name: "nginx (1 worker)", baseURL: baseURL, filesDirectory: files, servesFiles: true,
+                        inProcess: false, secure: secure
+                    ) {
+                        process.terminate()
+                        process.waitUntilExit()
+                        try? FileManager.default.removeItem(at: directory)
+                    }
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            process.terminate()
+            return nil
+        }
+    #endif
 
     private static func startLoopback(in directory: URL, files: URL, ordersBody: Data) throws -> Peer {
         let server = try LoopbackServer()

@@ -80,24 +80,37 @@ extension Scenarios {
 /// would be the obvious tool, but it times itself with SIGALRM, which a child of a Swift process
 /// inherits blocked, so it never stops.)
 enum OpenSSLSpeed {
+    /// `nil` where there is no `openssl` to run, or no way to run a program (`Process` is
+    /// macOS and Linux only).
     static func sha256MegabytesPerSecond() -> Double? {
-        let size = 64 << 20
-        let input = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "courier-openssl-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: input) }
-        guard FileManager.default.createFile(atPath: input.path, contents: Data(repeating: 0x61, count: size)) else {
-            return nil
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["dgst", "-sha256", input.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        let start = ContinuousClock.now
-        guard (try? process.run()) != nil else { return nil }
-        process.waitUntilExit()
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return process.terminationStatus == 0 ? Double(size) / seconds / 1_000_000 : nil
+        #if os(Linux) || os(macOS)
+            measure()
+        #else
+            nil
+        #endif
     }
+
+    #if os(Linux) || os(macOS)
+        private static func measure() -> Double? {
+            let size = 64 << 20
+            let input = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "courier-openssl-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: input) }
+            guard FileManager.default.createFile(atPath: input.path, contents: Data(repeating: 0x61, count: size))
+            else {
+                return nil
+            }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments = ["dgst", "-sha256", input.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            let start = ContinuousClock.now
+            guard (try? process.run()) != nil else { return nil }
+            process.waitUntilExit()
+            let elapsed = ContinuousClock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return process.terminationStatus == 0 ? Double(size) / seconds / 1_000_000 : nil
+        }
+    #endif
 }
