@@ -62,13 +62,16 @@ extension Scenarios {
         }
         let ours = await megabytesPerSecond { _ = block.withUnsafeBytes { Hashing.hmacSHA256(key: key, message: $0) } }
         let pureSwift = await megabytesPerSecond { _ = HMAC<SHA256>.authenticationCode(for: block, key: key) }
-        let openssl = OpenSSLSpeed.sha256MegabytesPerSecond() ?? .nan
+        // Without openssl to run, the row is shown with no target rather than as a miss.
+        let measured = OpenSSLSpeed.sha256MegabytesPerSecond()
+        let openssl = measured ?? .nan
         let source = SystemCrypto.isAvailable ? "the system's" : "pure Swift (no system library)"
         return [
             .ratio(
                 "S6",
                 "HMAC-SHA256 of 16 KB blocks (\(source)) vs openssl sha256; pure Swift \(String(format: "%.0f", pureSwift)) MB/s",
-                unit: "MB/s", courier: ours, baseline: openssl, higherIsBetter: true, minimum: 0.8),
+                unit: "MB/s", courier: ours, baseline: openssl, higherIsBetter: true,
+                minimum: measured == nil ? nil : 0.8),
             .budget(
                 "S6s", "signing a GET with 10 parameters (HMAC-SHA256, v2), median of \(batches.count) batches",
                 unit: "µs", value: Harness.median(batches), maximum: 5),
