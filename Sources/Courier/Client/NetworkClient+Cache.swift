@@ -70,13 +70,13 @@ extension NetworkClient {
         }
     }
 
-    /// Answers an endpoint whose policy uses `cache`: from the cache, the network, or both, as
-    /// the policy says. A request that cannot be cached (see
+    /// Answers an endpoint whose policy uses the client's cache: from the cache, the network,
+    /// or both, as the policy says. A request that cannot be cached (see
     /// ``ResponseCache/ticket(for:variant:epoch:)``) goes to the network only.
-    nonisolated func reply<Response>(
-        to endpoint: Endpoint<Response>, request: HTTPRequest, cache: ResponseCache, in scope: RequestScope
+    nonisolated func cachedReply<Response>(
+        to endpoint: Endpoint<Response>, request: HTTPRequest, in scope: RequestScope
     ) async throws(NetworkError) -> Reply<Response> {
-        guard let call = CachedCall(self, endpoint, request, cache, in: scope) else {
+        guard let cache = configuration.cache, let call = CachedCall(self, endpoint, request, cache, in: scope) else {
             return try await networkReply(to: endpoint, request: request, in: scope)
         }
         switch endpoint.cachePolicy.kind {

@@ -109,8 +109,8 @@ public actor NetworkClient {
         do {
             let scope = try await scope(of: entry, in: epoch, request)
             let reply: Reply<Response>
-            if let cache = configuration.cache, endpoint.cachePolicy != .networkOnly {
-                reply = try await self.reply(to: endpoint, request: request, cache: cache, in: scope)
+            if usesCache(endpoint) {
+                reply = try await cachedReply(to: endpoint, request: request, in: scope)
             } else {
                 reply = try await networkReply(to: endpoint, request: request, in: scope)
             }
@@ -121,6 +121,13 @@ public actor NetworkClient {
             request.timeline?.end(nil, failure: failure, decoder: decodingContext.decoder)
             throw failure
         }
+    }
+
+    /// Whether `endpoint`'s answer goes through the client's cache. Not inlined: the cache read
+    /// would take room in the frame of the `async` function asking.
+    @inline(never)
+    nonisolated func usesCache<Response>(_ endpoint: Endpoint<Response>) -> Bool {
+        configuration.cache != nil && endpoint.cachePolicy != .networkOnly
     }
 
     /// `request` with a recorder of its timeline, when the client has observers (which hear
@@ -270,6 +277,66 @@ public actor NetworkClient {
         return request
     }
 
+    /// One exchange of `request`: through the reachability gate, the layers and the transport;
+    /// then the cache entries its answer made stale are dropped, before its caller hears of it.
+    /// A `shared` transfer's answer is marked with its order, as old as the transfer whichever
+    /// caller stores it.
+    ///
+    /// A request waiting in flight keeps the frame of every function it waits in, so the
+    /// seldom-taken steps (a closed gate, a trace, a cache) are functions of their own.
+    private nonisolated func exchange(
+        _ request: HTTPRequest, context: InterceptorContext, skipping skipped: Set<InterceptorLayer>, shared: Bool
+    ) async throws -> HTTPResponse {
+        let mark = shared ? sharedTransferMark() : nil
+        if let gate { try await gate.admit(request.url, timeline: request.timeline) }
+        if shared { request.timeline?.startedSharedTransfer() }
+        var response: HTTPResponse
+        do {
+            if request.isTraced {
+                response = try await sendTraced(request, context: context, skipping: skipped)
+            } else {
+                response = try await chain.send(request, context: context, skipping: skipped)
+            }
+        } catch {
+            throw NetworkError.wrapping(error)
+        }
+        await invalidateCache(after: request, answer: response, epoch: context.epoch)
+        // Only the transfer that shares an answer marks it: a mark on a recorded answer a layer
+        // or transport hands back stands for nothing here.
+        response.sharedTransfer = mark
+        return response
+    }
+
+    /// The mark of a shared transfer's answer: the cache's order now.
+    @inline(never)
+    private nonisolated func sharedTransferMark() -> SharedTransferMark {
+        SharedTransferMark(order: configuration.cache?.nextOrder())
+    }
+
+    /// `request` through the layers and the transport in its trace: the layers' own requests
+    /// (a token refresh, a login) are in the same trace.
+    @inline(never)
+    private nonisolated func sendTraced(
+        _ request: HTTPRequest, context: InterceptorContext, skipping skipped: Set<InterceptorLayer>
+    ) async throws -> HTTPResponse {
+        guard let trace = request.chosenTrace else {
+            return try await chain.send(request, context: context, skipping: skipped)
+        }
+        return try await TraceContext.$current.withValue(trace) {
+            try await chain.send(request, context: context, skipping: skipped)
+        }
+    }
+
+    /// Drops the cache entries `response` made stale, when the client has a cache.
+    @inline(never)
+    private nonisolated func invalidateCache(
+        after request: HTTPRequest, answer response: HTTPResponse, epoch: SessionEpoch
+    )
+        async
+    {
+        await configuration.cache?.invalidate(after: request, answer: response, epoch: epoch)
+    }
+
     /// Runs a built request through the reachability gate, the interceptors and the transport
     /// in a task of its own, and turns the answer into a value with `finish`. Cancelling the
     /// caller, ``cancelAll()`` or a logout cancels that task. An identical request in flight
@@ -292,32 +359,8 @@ public actor NetworkClient {
         } catch {
             throw error.describing(request, redactor: configuration.redactor)
         }
-        let cache = configuration.cache
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
-            // A shared answer is as old as its transfer, whichever caller stores it.
-            let mark = sharing.map { _ in SharedTransferMark(order: cache?.nextOrder()) }
-            try await gate?.admit(request.url, timeline: request.timeline)
-            if sharing != nil { request.timeline?.startedSharedTransfer() }
-            let response: HTTPResponse
-            do {
-                if let trace = request.chosenTrace {
-                    // The layers' own requests (a token refresh, a login) are in the same trace.
-                    response = try await TraceContext.$current.withValue(trace) {
-                        try await chain.send(request, context: context, skipping: skipped)
-                    }
-                } else {
-                    response = try await chain.send(request, context: context, skipping: skipped)
-                }
-            } catch {
-                throw NetworkError.wrapping(error)
-            }
-            // What a change made stale goes before its caller hears of the change.
-            await cache?.invalidate(after: request, answer: response, epoch: context.epoch)
-            var marked = response
-            // Only the transfer that shares an answer marks it: a mark on a recorded answer a
-            // layer or transport hands back stands for nothing here.
-            marked.sharedTransfer = mark
-            return marked
+            try await exchange(request, context: context, skipping: skipped, shared: sharing != nil)
         }
         // Nothing of an answer that arrives after the request's scope ended is kept: a download
         // is not moved into place, and no value is made; one made while it ended is discarded.
@@ -334,19 +377,7 @@ public actor NetworkClient {
         }
         let result: Result<Value, any Error>
         if let sharing {
-            // The shared transfer runs in a task of its own; this caller waits for it here.
-            // A caller that joined a transfer in flight waited for it, however it ended.
-            let timeline = request.timeline
-            let start = timeline?.now
-            var joined = false
-            defer { if joined, let start { timeline?.joined(since: start) } }
-            do {
-                let response = try await shared.response(
-                    for: sharing, cancellation: scope.entry.attach, start: transfer, joining: { joined = true })
-                result = Result { try finishing(response) }
-            } catch {
-                result = .failure(error)
-            }
+            result = await sharedResult(sharing, of: request, in: scope, transfer: transfer, finishing: finishing)
         } else {
             let started = startedTask(priority: Task.currentPriority) { try finishing(try await transfer()) }
             scope.entry.attach { started.cancel() }
@@ -359,14 +390,47 @@ public actor NetworkClient {
         do {
             return try result.get()
         } catch {
-            var failure = NetworkError.wrapping(error)
-            // Cancelled by the end of its epoch: the end's error (sessionExpired, with the answer
-            // that ended it, when the backend did), once the caches are empty.
-            if failure.code == .cancelled, !scope.epoch.isCurrent {
-                await session.settled(scope.epoch.number)
-                failure = session.endError(of: scope.epoch.number, while: "the request was under way")
-            }
-            throw failure.describing(request, redactor: configuration.redactor)
+            throw await failure(error, of: request, in: scope)
         }
+    }
+
+    // The shared path and the failure are functions of their own, not inlined: a request
+    // waiting in flight keeps the frame of `perform`, and most requests take neither.
+
+    /// The outcome of the transfer `sharing` names, shared with identical requests: it runs in
+    /// a task of its own, and this caller waits for it here.
+    @inline(never)
+    private nonisolated func sharedResult<Value: Sendable>(
+        _ sharing: [String], of request: HTTPRequest, in scope: RequestScope,
+        transfer: @escaping @Sendable () async throws -> HTTPResponse,
+        finishing: @escaping @Sendable (HTTPResponse) throws -> Value
+    ) async -> Result<Value, any Error> {
+        // A caller that joined a transfer in flight waited for it, however it ended.
+        let timeline = request.timeline
+        let start = timeline?.now
+        var joined = false
+        defer { if joined, let start { timeline?.joined(since: start) } }
+        do {
+            let response = try await shared.response(
+                for: sharing, cancellation: scope.entry.attach, start: transfer, joining: { joined = true })
+            return Result { try finishing(response) }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// What a request that failed with `error` throws: cancelled by the end of its epoch, the
+    /// end's error (sessionExpired, with the answer that ended it, when the backend did), once
+    /// the caches are empty.
+    @inline(never)
+    private nonisolated func failure(_ error: any Error, of request: HTTPRequest, in scope: RequestScope) async
+        -> NetworkError
+    {
+        var failure = NetworkError.wrapping(error)
+        if failure.code == .cancelled, !scope.epoch.isCurrent {
+            await session.settled(scope.epoch.number)
+            failure = session.endError(of: scope.epoch.number, while: "the request was under way")
+        }
+        return failure.describing(request, redactor: configuration.redactor)
     }
 }

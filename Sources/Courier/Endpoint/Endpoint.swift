@@ -23,46 +23,92 @@ import Foundation
 /// ``PercentEncoding``.
 public struct Endpoint<Response: Sendable>: Sendable {
     /// The method.
-    public var method: HTTPMethod
+    public var method: HTTPMethod {
+        get { fields.value.method }
+        _modify { yield &fields.value.method }
+    }
     /// The path relative to the base URL, or an absolute `http(s)` URL.
-    public var path: String
+    public var path: String {
+        get { fields.value.path }
+        _modify { yield &fields.value.path }
+    }
     /// Query parameters, in order, after any query in ``path``.
-    public var query: Parameters
+    public var query: Parameters {
+        get { fields.value.query }
+        _modify { yield &fields.value.query }
+    }
     /// The body.
-    public var body: RequestBody
+    public var body: RequestBody {
+        get { fields.value.body }
+        _modify { yield &fields.value.body }
+    }
     /// Header fields for this endpoint. They win over the client's headers.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { fields.value.headers }
+        _modify { yield &fields.value.headers }
+    }
     /// The overall deadline for this endpoint, or `nil` for the client's default.
-    public var timeout: Duration?
+    public var timeout: Duration? {
+        get { fields.value.timeout }
+        _modify { yield &fields.value.timeout }
+    }
     /// How the answer is decoded.
-    public var decoding: ResponseDecoding<Response>
+    public var decoding: ResponseDecoding<Response> {
+        get { fields.value.decoding }
+        _modify { yield &fields.value.decoding }
+    }
     /// Whether sending this request twice is harmless, so it may be retried. Unless set, what
     /// the current ``method`` says: `true` for `GET`, `HEAD`, `PUT`, `DELETE` and `OPTIONS`; a
     /// `POST` opts in with ``idempotent()``.
     public var isIdempotent: Bool {
-        get { idempotence ?? method.isIdempotent }
-        set { idempotence = newValue }
+        get { fields.value.idempotence ?? method.isIdempotent }
+        set { fields.value.idempotence = newValue }
     }
-    private var idempotence: Bool?
     /// The interceptor layers this endpoint opts out of, for example ``InterceptorLayer/token``
     /// for the endpoint that fetches the token.
-    public var skippedLayers: Set<InterceptorLayer> = []
+    public var skippedLayers: Set<InterceptorLayer> {
+        get { fields.value.skippedLayers }
+        _modify { yield &fields.value.skippedLayers }
+    }
     /// The most bytes this endpoint's answer body may have, counted after decoding, or `nil`
     /// for the client's ``NetworkClient/Configuration/maximumResponseBodySize`` (for a
     /// download: no limit on the file).
-    public var maximumResponseBodySize: Int64?
+    public var maximumResponseBodySize: Int64? {
+        get { fields.value.maximumResponseBodySize }
+        _modify { yield &fields.value.maximumResponseBodySize }
+    }
     /// How this endpoint uses the client's ``NetworkClient/Configuration/cache``;
     /// ``CachePolicy/networkOnly`` by default. See ``caching(_:)``.
-    public var cachePolicy: CachePolicy = .networkOnly
+    public var cachePolicy: CachePolicy {
+        get { fields.value.cachePolicy }
+        _modify { yield &fields.value.cachePolicy }
+    }
     /// Whether an identical request of the same client already in flight (the same method, URL,
     /// query, headers, body, deadline and skipped layers) answers this one too, so the two share
     /// one transfer. Unless set, what the current ``method`` says: `true` for `GET` and `HEAD`,
     /// `false` for other methods; see ``sharingIdenticalRequests(_:)``.
     public var sharesIdenticalRequests: Bool {
-        get { sharing ?? (method == .get || method == .head) }
-        set { sharing = newValue }
+        get { fields.value.sharing ?? (method == .get || method == .head) }
+        set { fields.value.sharing = newValue }
     }
-    private var sharing: Bool?
+
+    /// The stored properties, out of line (see ``CopyOnWrite``).
+    private var fields: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        var method: HTTPMethod
+        var path: String
+        var query: Parameters
+        var body: RequestBody
+        var headers: HTTPHeaders
+        var timeout: Duration? = nil
+        var decoding: ResponseDecoding<Response>
+        var idempotence: Bool? = nil
+        var skippedLayers: Set<InterceptorLayer> = []
+        var maximumResponseBodySize: Int64? = nil
+        var cachePolicy: CachePolicy = .networkOnly
+        var sharing: Bool? = nil
+    }
 
     /// Creates an endpoint with any method.
     /// - Parameters:
@@ -73,17 +119,15 @@ public struct Endpoint<Response: Sendable>: Sendable {
     ///   - headers: Header fields that win over the client's.
     ///   - timeout: The overall deadline, or `nil` for the client's default.
     ///   - decoding: How the answer is decoded.
+    @inline(never)  // Else its fields take room in each `async` caller's frame (see `CopyOnWrite`).
     public init(
         method: HTTPMethod, path: String, query: Parameters = [:], body: RequestBody = .none,
         headers: HTTPHeaders = [:], timeout: Duration? = nil, decoding: ResponseDecoding<Response>
     ) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.body = body
-        self.headers = headers
-        self.timeout = timeout
-        self.decoding = decoding
+        fields = CopyOnWrite(
+            Fields(
+                method: method, path: path, query: query, body: body, headers: headers, timeout: timeout,
+                decoding: decoding))
     }
 
     /// A copy marked as safe to send twice (for example a `POST` with an idempotency key), so the

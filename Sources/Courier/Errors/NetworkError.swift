@@ -71,46 +71,107 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What kind of failure this is.
-    public var code: Code
+    public var code: Code {
+        get { fields.value.code }
+        _modify { yield &fields.value.code }
+    }
     /// A short human-readable explanation, free of secrets.
-    public var message: String
+    public var message: String {
+        get { fields.value.message }
+        _modify { yield &fields.value.message }
+    }
     /// The request as `METHOD URL`, with secret query values redacted.
-    public var request: String?
+    public var request: String? {
+        get { fields.value.request }
+        _modify { yield &fields.value.request }
+    }
     /// The HTTP status of the answer, when one arrived.
-    public var status: Int?
+    public var status: Int? {
+        get { fields.value.status }
+        _modify { yield &fields.value.status }
+    }
     /// The answer's headers, when one arrived. Not part of ``description``.
-    public var headers: HTTPHeaders?
+    public var headers: HTTPHeaders? {
+        get { fields.value.headers }
+        _modify { yield &fields.value.headers }
+    }
     /// The answer's body, when one arrived. ``description`` shows a short redacted snippet.
-    public var body: Data?
+    public var body: Data? {
+        get { fields.value.body }
+        _modify { yield &fields.value.body }
+    }
     /// The business code of an envelope, or the `errorCode` of an error body.
-    public var businessCode: BusinessCode?
+    public var businessCode: BusinessCode? {
+        get { fields.value.businessCode }
+        _modify { yield &fields.value.businessCode }
+    }
     /// The business message of an envelope, or the `errorDescription` of an error body.
-    public var businessMessage: String?
+    public var businessMessage: String? {
+        get { fields.value.businessMessage }
+        _modify { yield &fields.value.businessMessage }
+    }
     /// Text an error body meant for the user (the `content` field some backends send).
-    public var userMessage: String?
+    public var userMessage: String? {
+        get { fields.value.userMessage }
+        _modify { yield &fields.value.userMessage }
+    }
     /// For a decoding failure, where it failed, for example `data.items[2].title`.
-    public var codingPath: String?
+    public var codingPath: String? {
+        get { fields.value.codingPath }
+        _modify { yield &fields.value.codingPath }
+    }
     /// The error that caused this one, when there is one.
-    public var underlying: (any Error)?
+    public var underlying: (any Error)? {
+        get { fields.value.underlying }
+        _modify { yield &fields.value.underlying }
+    }
     /// For a download that broke after bytes arrived, what ``NetworkClient/resumeDownload(_:)``
     /// needs to continue it.
-    public var resumeData: DownloadResumeData?
+    public var resumeData: DownloadResumeData? {
+        get { fields.value.resumeData }
+        _modify { yield &fields.value.resumeData }
+    }
     /// For a page of a list that could not be read (``NetworkClient/pages(_:items:paging:options:from:)``),
     /// where that page is: start again from it to read it and the rest of the list.
-    public var pagePosition: PagePosition?
+    public var pagePosition: PagePosition? {
+        get { fields.value.pagePosition }
+        _modify { yield &fields.value.pagePosition }
+    }
     /// What ``description`` hides: the client's ``NetworkClient/Configuration/redactor`` for
     /// the errors it throws, ``Redactor/standard`` for others.
-    public var redactor: Redactor = .standard
+    public var redactor: Redactor {
+        get { fields.value.redactor }
+        _modify { yield &fields.value.redactor }
+    }
+
+    /// The stored properties, out of line (see ``CopyOnWrite``).
+    private var fields: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        var code: Code
+        var message: String
+        var request: String? = nil
+        var status: Int? = nil
+        var headers: HTTPHeaders? = nil
+        var body: Data? = nil
+        var businessCode: BusinessCode? = nil
+        var businessMessage: String? = nil
+        var userMessage: String? = nil
+        var codingPath: String? = nil
+        var underlying: (any Error)? = nil
+        var resumeData: DownloadResumeData? = nil
+        var pagePosition: PagePosition? = nil
+        var redactor: Redactor = .standard
+    }
 
     /// Creates an error.
     /// - Parameters:
     ///   - code: What kind of failure it is.
     ///   - message: A short explanation, free of secrets.
     ///   - underlying: The error that caused it, if any.
+    @inline(never)  // Else its fields take room in each `async` caller's frame (see `CopyOnWrite`).
     public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
-        self.code = code
-        self.message = message
-        self.underlying = underlying
+        fields = CopyOnWrite(Fields(code: code, message: message, underlying: underlying))
     }
 
     /// A one-line summary, safe to log: code, message, request, status, business code and

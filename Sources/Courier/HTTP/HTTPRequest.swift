@@ -6,43 +6,105 @@ import Foundation
 /// ``wireURL()`` and ``HTTPBody/encoded`` give the exact URL and bytes that go on the wire.
 public struct HTTPRequest: Sendable {
     /// The method.
-    public var method: HTTPMethod
+    public var method: HTTPMethod {
+        get { fields.value.method }
+        _modify { yield &fields.value.method }
+    }
     /// The URL without its query: scheme, host, port and percent-encoded path.
-    public var url: URL
+    public var url: URL {
+        get { fields.value.url }
+        _modify { yield &fields.value.url }
+    }
     /// The query parameters, unencoded, in order.
-    public var query: Parameters
+    public var query: Parameters {
+        get { fields.value.query }
+        _modify { yield &fields.value.query }
+    }
     /// The header fields. `Content-Type` is added from the body when not set here.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { fields.value.headers }
+        _modify { yield &fields.value.headers }
+    }
     /// The body.
-    public var body: HTTPBody
+    public var body: HTTPBody {
+        get { fields.value.body }
+        _modify { yield &fields.value.body }
+    }
     /// The overall deadline for one attempt: the whole answer must have arrived by then.
-    public var timeout: Duration
+    public var timeout: Duration {
+        get { fields.value.timeout }
+        _modify { yield &fields.value.timeout }
+    }
     /// Where the body of a successful (2xx) answer goes instead of memory, for downloads. An
     /// answer with another status is kept in memory, so it can be read as an error.
-    public var download: DownloadTarget?
+    public var download: DownloadTarget? {
+        get { fields.value.download }
+        _modify { yield &fields.value.download }
+    }
     /// Where the transport reports upload and download progress, if anyone listens.
-    public var progress: ProgressReporter?
+    public var progress: ProgressReporter? {
+        get { fields.value.progress }
+        _modify { yield &fields.value.progress }
+    }
     /// The most bytes an answer's body kept in memory may have, counted after decoding
     /// (`gzip` and the like); a larger one fails with ``NetworkError/Code/responseTooLarge``.
     /// `nil` for no limit. A download's file has its own limit, ``DownloadTarget/maximumSize``.
-    public var maximumResponseBodySize: Int64?
+    public var maximumResponseBodySize: Int64? {
+        get { fields.value.maximumResponseBodySize }
+        _modify { yield &fields.value.maximumResponseBodySize }
+    }
     /// Whether sending this request twice is harmless (the endpoint's
     /// ``Endpoint/isIdempotent``; by default the method's). A transport must never repeat a
     /// request that is not, even on a kept-alive connection that turns out to be closed.
-    public var isIdempotent: Bool
+    public var isIdempotent: Bool {
+        get { fields.value.isIdempotent }
+        _modify { yield &fields.value.isIdempotent }
+    }
     /// The names the sending client treats as secret (its ``NetworkClient/Configuration/redactor``):
     /// headers with such names do not follow a redirect to another origin.
-    var redactor = Redactor.standard
+    var redactor: Redactor {
+        get { fields.value.redactor }
+        _modify { yield &fields.value.redactor }
+    }
     /// Set when the caller reads the answer's body as it arrives (``NetworkClient/stream(_:)``):
     /// a transport that can streams a 2xx answer into a channel (see ``StreamRequest``); one
     /// that cannot returns it whole, which the client hands on as one piece.
-    var streaming: StreamRequest?
+    var streaming: StreamRequest? {
+        get { fields.value.streaming }
+        _modify { yield &fields.value.streaming }
+    }
     /// What the layers tell a recorder of traffic: the call this attempt belongs to, the
     /// secret values they added and the parameters that change on every attempt.
-    package var notes = ExchangeNotes()
+    package var notes: ExchangeNotes {
+        get { fields.value.notes }
+        _modify { yield &fields.value.notes }
+    }
     /// What observes the request and the trace it belongs to; `nil` (one word to copy) for
     /// a client without observers or the trace-context layer.
-    private var observation: Observation?
+    private var observation: Observation? {
+        get { fields.value.observation }
+        _modify { yield &fields.value.observation }
+    }
+
+    /// The stored properties, out of line (see ``CopyOnWrite``).
+    private var fields: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        var method: HTTPMethod
+        var url: URL
+        var query: Parameters
+        var headers: HTTPHeaders
+        var body: HTTPBody
+        var timeout: Duration
+        var download: DownloadTarget? = nil
+        var progress: ProgressReporter? = nil
+        var maximumResponseBodySize: Int64? = nil
+        var isIdempotent: Bool
+        var redactor: Redactor = Redactor.standard
+        var streaming: StreamRequest? = nil
+        var notes: ExchangeNotes = ExchangeNotes()
+        var observation: Observation? = nil
+    }
 
     /// Marks a value this request carries as secret: a recording of the traffic or a client's
     /// exported archive (``NetworkClient/recentTraffic()``) hides it wherever it appears (a
@@ -95,17 +157,15 @@ public struct HTTPRequest: Sendable {
     }
 
     /// Creates a request from a URL that is known to carry no query or fragment.
+    @inline(never)  // Else its fields take room in each `async` caller's frame (see `CopyOnWrite`).
     init(
         method: HTTPMethod, unqueriedURL: URL, query: Parameters, headers: HTTPHeaders, body: HTTPBody,
         timeout: Duration
     ) {
-        self.method = method
-        self.url = unqueriedURL
-        self.query = query
-        self.headers = headers
-        self.body = body
-        self.timeout = timeout
-        self.isIdempotent = method.isIdempotent
+        fields = CopyOnWrite(
+            Fields(
+                method: method, url: unqueriedURL, query: query, headers: headers, body: body, timeout: timeout,
+                isIdempotent: method.isIdempotent))
     }
 
     /// Checks that the request can go on the wire exactly as it is, so no value can change
@@ -307,6 +367,19 @@ extension HTTPRequest {
         get { observation?.sendsTrace ?? false }
         set { observe(sendsTrace: newValue) }
     }
+
+    /// Whether the request sends a trace or has a timeline. Not inlined, as ``isTraced``.
+    @inline(never)
+    var isObserved: Bool { trace != nil || timeline != nil }
+
+    /// Whether the request has a body. Not inlined, as ``isTraced``.
+    @inline(never)
+    var hasBody: Bool { body != .none }
+
+    /// Whether the request belongs to a trace (``chosenTrace``). Not inlined: the trace read
+    /// would take room in the frame of the `async` function asking.
+    @inline(never)
+    var isTraced: Bool { observation?.chosenTrace != nil }
 
     /// The trace each attempt carries, when the layer sends it.
     var trace: TraceContext? { sendsTrace ? chosenTrace : nil }

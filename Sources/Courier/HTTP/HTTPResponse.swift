@@ -3,33 +3,74 @@ import Foundation
 /// An answer as the transport received it: status, headers and the whole body.
 public struct HTTPResponse: Sendable {
     /// The HTTP status code.
-    public var status: Int
+    public var status: Int {
+        get { fields.value.status }
+        _modify { yield &fields.value.status }
+    }
     /// The header fields.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { fields.value.headers }
+        _modify { yield &fields.value.headers }
+    }
     /// The body bytes (empty when there was none, or when it went to ``bodyFile``).
-    public var body: Data
+    public var body: Data {
+        get { fields.value.body }
+        _modify { yield &fields.value.body }
+    }
     /// The file the body was written to, when the request asked for a download and the answer
     /// was a success.
-    public var bodyFile: URL?
+    public var bodyFile: URL? {
+        get { fields.value.bodyFile }
+        _modify { yield &fields.value.bodyFile }
+    }
     /// The URL that answered, after any redirects.
-    public var url: URL?
+    public var url: URL? {
+        get { fields.value.url }
+        _modify { yield &fields.value.url }
+    }
     /// How long the phases of the exchange took, when the transport measures them.
-    public var timings: TransferTimings?
+    public var timings: TransferTimings? {
+        get { fields.value.timings }
+        _modify { yield &fields.value.timings }
+    }
     /// The HTTP version of the answer (`1.1`, `2`), when the transport reports it.
-    public var httpVersion: String?
+    public var httpVersion: String? {
+        get { fields.value.httpVersion }
+        _modify { yield &fields.value.httpVersion }
+    }
     /// The shared transfer the answer came from, when identical requests shared it: their
     /// callers store it in the cache once.
-    var sharedTransfer: SharedTransferMark?
-    /// What the transport measured beyond ``timings``, for a request's timeline; kept behind
-    /// a reference so that an answer without it stays small to copy.
-    package var exchangeFacts: ExchangeFacts? {
-        get { measured?.facts }
-        set { measured = newValue.map(MeasuredFacts.init) }
+    var sharedTransfer: SharedTransferMark? {
+        get { fields.value.sharedTransfer }
+        _modify { yield &fields.value.sharedTransfer }
     }
-    private var measured: MeasuredFacts?
+    /// What the transport measured beyond ``timings``, for a request's timeline.
+    package var exchangeFacts: ExchangeFacts? {
+        get { fields.value.exchangeFacts }
+        _modify { yield &fields.value.exchangeFacts }
+    }
     /// The body still arriving, for a request that asked for a streamed answer
     /// (``HTTPRequest/streaming``); ``body`` is empty then.
-    var streamedBody: ResponseBodyStream.Reading?
+    var streamedBody: ResponseBodyStream.Reading? {
+        get { fields.value.streamedBody }
+        _modify { yield &fields.value.streamedBody }
+    }
+
+    /// The stored properties, out of line (see ``CopyOnWrite``).
+    private var fields: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+        var bodyFile: URL? = nil
+        var url: URL? = nil
+        var timings: TransferTimings? = nil
+        var httpVersion: String? = nil
+        var sharedTransfer: SharedTransferMark? = nil
+        var exchangeFacts: ExchangeFacts? = nil
+        var streamedBody: ResponseBodyStream.Reading? = nil
+    }
 
     /// The most bytes of header lines a transport accepts for one answer (interim `1xx`
     /// answers included): 256 KiB. A larger header block fails with
@@ -42,11 +83,9 @@ public struct HTTPResponse: Sendable {
     ///   - headers: The header fields.
     ///   - body: The body bytes.
     ///   - url: The URL that answered.
+    @inline(never)  // Else its fields take room in each `async` caller's frame (see `CopyOnWrite`).
     public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), url: URL? = nil) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.url = url
+        fields = CopyOnWrite(Fields(status: status, headers: headers, body: body, url: url))
     }
 
     /// The media type of `Content-Type`, lower-cased, without parameters such as `charset`.
@@ -56,10 +95,4 @@ public struct HTTPResponse: Sendable {
         let trimmed = type.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
         return String(decoding: trimmed, as: UTF8.self).lowercased()
     }
-}
-
-/// ``HTTPResponse/exchangeFacts`` behind one reference.
-private final class MeasuredFacts: Sendable {
-    let facts: ExchangeFacts
-    init(_ facts: ExchangeFacts) { self.facts = facts }
 }

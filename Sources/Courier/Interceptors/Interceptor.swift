@@ -76,18 +76,30 @@ public struct InterceptorLayer: RawRepresentable, Hashable, Sendable, Expressibl
 /// What an interceptor may know about the request it handles, beyond the request itself.
 public struct InterceptorContext: Sendable {
     /// The envelope format of the client, to read business codes from responses.
-    public let envelope: EnvelopeFormat
+    public var envelope: EnvelopeFormat { fields.value.envelope }
     /// The client's ``NetworkClient/Configuration/redactor``: what a layer that writes traffic
     /// down hides.
-    public let redactor: Redactor
+    public var redactor: Redactor { fields.value.redactor }
     /// The client's JSON decoder (its `userInfo` holds ``envelope``), so a layer reads the code
     /// the caller gets.
-    let decoder: JSONDecoder
-    private let owner: NetworkClient
+    var decoder: JSONDecoder { fields.value.decoder }
+    private var owner: NetworkClient { fields.value.owner }
     /// The session's epoch when the request began: what it may still send in.
-    let epoch: SessionEpoch
+    var epoch: SessionEpoch { fields.value.epoch }
     /// The layers the request skips.
-    let skippedLayers: Set<InterceptorLayer>
+    var skippedLayers: Set<InterceptorLayer> { fields.value.skippedLayers }
+
+    /// The stored properties, out of line (see ``CopyOnWrite``).
+    private let fields: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        let envelope: EnvelopeFormat
+        let redactor: Redactor
+        let decoder: JSONDecoder
+        let owner: NetworkClient
+        let epoch: SessionEpoch
+        let skippedLayers: Set<InterceptorLayer>
+    }
 
     /// Creates the context of a request sent by `client` now (the client makes one per request;
     /// tests of a custom layer can too). Whether a request may be sent twice is the request's
@@ -97,13 +109,12 @@ public struct InterceptorContext: Sendable {
         self.init(client: client, epoch: client.session.currentEpoch(), skipping: [])
     }
 
+    @inline(never)  // Else its fields take room in each `async` caller's frame (see `CopyOnWrite`).
     init(client: NetworkClient, epoch: SessionEpoch, skipping skippedLayers: Set<InterceptorLayer>) {
-        self.envelope = client.configuration.envelope
-        self.redactor = client.configuration.redactor
-        self.decoder = client.decodingContext.decoder
-        self.owner = client
-        self.epoch = epoch
-        self.skippedLayers = skippedLayers
+        fields = CopyOnWrite(
+            Fields(
+                envelope: client.configuration.envelope, redactor: client.configuration.redactor,
+                decoder: client.decodingContext.decoder, owner: client, epoch: epoch, skippedLayers: skippedLayers))
     }
 
     /// The business code of a response whose body is an envelope in ``envelope``'s format, as
@@ -148,15 +159,13 @@ struct InterceptorChain: Sendable {
     private func send(
         _ request: HTTPRequest, from index: Int, context: InterceptorContext, skipping skipped: Set<InterceptorLayer>
     ) async throws -> HTTPResponse {
-        var index = index
-        // Most requests skip nothing: no layer's name is hashed for them.
-        while index < interceptors.count, !skipped.isEmpty, skipped.contains(interceptors[index].layer) { index += 1 }
+        let index = firstLayer(from: index, skipping: skipped)
         guard index < interceptors.count else {
             // The last step before the wire: whatever a layer waited for (a token, a retry's
             // pause), nothing goes out for a session that has ended since the request began.
             try context.epoch.check("the request was about to be sent")
             // Most requests are neither traced nor observed: they go as they are, uncopied.
-            if request.trace == nil, request.timeline == nil { return try await transport.send(request) }
+            if !request.isObserved { return try await transport.send(request) }
             let (sent, traceParent) = request.stampingTrace()
             return try await attempt(sent, traceParent: traceParent)
         }
@@ -164,6 +173,17 @@ struct InterceptorChain: Sendable {
         return try await interceptors[index].intercept(request, context: context) { request in
             try await send(request, from: next, context: context, skipping: skipped)
         }
+    }
+
+    /// The index of the first layer from `index` on that is not in `skipped`. Not inlined: a
+    /// request waiting in flight keeps a frame of ``send(_:from:context:skipping:)`` for each
+    /// layer, and the hashing would take room in each.
+    @inline(never)
+    private func firstLayer(from index: Int, skipping skipped: Set<InterceptorLayer>) -> Int {
+        var index = index
+        // Most requests skip nothing: no layer's name is hashed for them.
+        while index < interceptors.count, !skipped.isEmpty, skipped.contains(interceptors[index].layer) { index += 1 }
+        return index
     }
 
     /// Sends `request` as one attempt, told to its timeline when it has one.

@@ -10,10 +10,16 @@ public enum ReachabilityPolicy: Sendable, Hashable {
     case waitForConnectivity(timeout: Duration)
 }
 
-/// Applies a ``ReachabilityPolicy`` before a request is sent.
-struct ReachabilityGate: Sendable {
+/// Applies a ``ReachabilityPolicy`` before a request is sent. A class: one word in the frame
+/// of each request that passes it.
+final class ReachabilityGate: Sendable {
     let monitor: any ReachabilityMonitor
     let policy: ReachabilityPolicy
+
+    init(monitor: any ReachabilityMonitor, policy: ReachabilityPolicy) {
+        self.monitor = monitor
+        self.policy = policy
+    }
 
     /// Returns when the request may go; throws ``NetworkError/Code/offline`` or
     /// ``NetworkError/Code/cancelled`` otherwise. Loopback hosts are always reachable, unless

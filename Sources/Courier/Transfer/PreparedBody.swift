@@ -15,16 +15,24 @@ public struct PreparedBody: Sendable {
     }
 
     /// What goes on the wire.
-    public let content: Content
+    public var content: Content { fields.value.content }
     /// The `Content-Type` for the body, or `nil` when there is none.
-    public let contentType: String?
+    public var contentType: String? { fields.value.contentType }
     /// A file written for this request only, removed by ``discard()``.
-    let temporaryFile: URL?
+    var temporaryFile: URL? { fields.value.temporaryFile }
 
+    /// The stored properties, out of line (see ``CopyOnWrite``).
+    private let fields: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        let content: Content
+        let contentType: String?
+        let temporaryFile: URL?
+    }
+
+    @inline(never)  // Else its fields take room in each `async` caller's frame (see `CopyOnWrite`).
     init(_ content: Content, contentType: String?, temporaryFile: URL? = nil) {
-        self.content = content
-        self.contentType = contentType
-        self.temporaryFile = temporaryFile
+        fields = CopyOnWrite(Fields(content: content, contentType: contentType, temporaryFile: temporaryFile))
     }
 
     /// The number of bytes that go on the wire.
@@ -57,10 +65,16 @@ extension HTTPBody {
         case .file(let url, let contentType):
             let length = try FileSource.length(of: url)
             return PreparedBody(.file(url, length: length), contentType: contentType)
-        case .multipart(let form):
-            return try await Blocking.run { flag throws(NetworkError) in
-                try MultipartEncoder(form: form, cancellation: flag).encode()
-            }
+        case .multipart(let form): return try await Self.encode(form)
+        }
+    }
+
+    /// A multipart form encoded on a Dispatch thread. Not inlined: a request waiting in flight
+    /// keeps the frame of each function it waits in, and most requests never come here.
+    @inline(never)
+    private static func encode(_ form: MultipartForm) async throws(NetworkError) -> PreparedBody {
+        try await Blocking.run { flag throws(NetworkError) in
+            try MultipartEncoder(form: form, cancellation: flag).encode()
         }
     }
 }

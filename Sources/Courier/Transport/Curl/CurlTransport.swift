@@ -171,7 +171,7 @@
                 guard remaining > .zero, let place else {
                     throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
                 }
-                let sendsBody = current.body != .none
+                let sendsBody = current.hasBody
                 let response = try await exchange(
                     current, body: sendsBody ? body : PreparedBody(.none, contentType: nil), place: place,
                     timeout: remaining, deadline: request.timeout)

@@ -137,7 +137,7 @@ public final class URLSessionTransport: Transport {
         if body.length > 0 { request.progress?.uploaded(0, of: body.length) }
         var current = request
         for _ in 0...RedirectPolicy.maximumRedirects {
-            let sendsBody = current.body != .none
+            let sendsBody = current.hasBody
             let hopBody = sendsBody ? body : PreparedBody(.none, contentType: nil)
             let call = Call(
                 request: try Self.makeURLRequest(current, contentType: hopBody.contentType), body: hopBody,
