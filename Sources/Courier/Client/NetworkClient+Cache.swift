@@ -38,7 +38,7 @@ extension NetworkClient {
                     let request = observing(try makeRequest(endpoint))
                     timeline = request.timeline
                     let scope = try await scope(of: entry, in: nil, request)
-                    guard let cache = configuration.cache, endpoint.cachePolicy != .networkOnly,
+                    guard usesCache(endpoint), let cache = configuration.cache,
                         let call = CachedCall(self, endpoint, request, cache, in: scope)
                     else {
                         let reply = try await networkReply(to: endpoint, request: request, in: scope)

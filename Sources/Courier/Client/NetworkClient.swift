@@ -279,17 +279,17 @@ public actor NetworkClient {
 
     /// One exchange of `request`: through the reachability gate, the layers and the transport;
     /// then the cache entries its answer made stale are dropped, before its caller hears of it.
-    /// A `shared` transfer's answer is marked with its order, as old as the transfer whichever
+    /// A shared transfer's answer is marked with its order, as old as the transfer whichever
     /// caller stores it.
     ///
     /// A request waiting in flight keeps the frame of every function it waits in, so the
-    /// seldom-taken steps (a closed gate, a trace, a cache) are functions of their own.
+    /// seldom-taken steps (a trace, a cache) are functions of their own.
     private nonisolated func exchange(
-        _ request: HTTPRequest, context: InterceptorContext, skipping skipped: Set<InterceptorLayer>, shared: Bool
+        _ request: HTTPRequest, context: InterceptorContext, skipping skipped: Set<InterceptorLayer>, isShared: Bool
     ) async throws -> HTTPResponse {
-        let mark = shared ? sharedTransferMark() : nil
+        let mark = isShared ? sharedTransferMark() : nil
         if let gate { try await gate.admit(request.url, timeline: request.timeline) }
-        if shared { request.timeline?.startedSharedTransfer() }
+        if isShared { request.timeline?.startedSharedTransfer() }
         var response: HTTPResponse
         do {
             if request.isTraced {
@@ -302,8 +302,8 @@ public actor NetworkClient {
         }
         await invalidateCache(after: request, answer: response, epoch: context.epoch)
         // Only the transfer that shares an answer marks it: a mark on a recorded answer a layer
-        // or transport hands back stands for nothing here.
-        response.sharedTransfer = mark
+        // or transport hands back stands for nothing here. (Unchanged, the answer is not copied.)
+        if mark != nil || response.sharedTransfer != nil { response.sharedTransfer = mark }
         return response
     }
 
@@ -360,7 +360,7 @@ public actor NetworkClient {
             throw error.describing(request, redactor: configuration.redactor)
         }
         let transfer: @Sendable () async throws -> HTTPResponse = { [self] in
-            try await exchange(request, context: context, skipping: skipped, shared: sharing != nil)
+            try await exchange(request, context: context, skipping: skipped, isShared: sharing != nil)
         }
         // Nothing of an answer that arrives after the request's scope ended is kept: a download
         // is not moved into place, and no value is made; one made while it ended is discarded.
@@ -395,7 +395,7 @@ public actor NetworkClient {
     }
 
     // The shared path and the failure are functions of their own, not inlined: a request
-    // waiting in flight keeps the frame of `perform`, and most requests take neither.
+    // waiting in flight keeps the frame of `perform`, which then holds neither's values.
 
     /// The outcome of the transfer `sharing` names, shared with identical requests: it runs in
     /// a task of its own, and this caller waits for it here.
@@ -426,11 +426,11 @@ public actor NetworkClient {
     private nonisolated func failure(_ error: any Error, of request: HTTPRequest, in scope: RequestScope) async
         -> NetworkError
     {
-        var failure = NetworkError.wrapping(error)
-        if failure.code == .cancelled, !scope.epoch.isCurrent {
+        var thrown = NetworkError.wrapping(error)
+        if thrown.code == .cancelled, !scope.epoch.isCurrent {
             await session.settled(scope.epoch.number)
-            failure = session.endError(of: scope.epoch.number, while: "the request was under way")
+            thrown = session.endError(of: scope.epoch.number, while: "the request was under way")
         }
-        return failure.describing(request, redactor: configuration.redactor)
+        return thrown.describing(request, redactor: configuration.redactor)
     }
 }

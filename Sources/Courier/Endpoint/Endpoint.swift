@@ -346,3 +346,8 @@ extension Endpoint where Response == HTTPResponse {
         Self(method: .head, path: path, query: query, headers: headers, decoding: .response)
     }
 }
+
+extension Endpoint: CustomReflectable {
+    /// Its stored properties, for `print`, `dump` and the debugger.
+    public var customMirror: Mirror { fields.mirror(of: self) }
+}

@@ -259,3 +259,8 @@ extension NetworkError {
         }
     }
 }
+
+extension NetworkError: CustomReflectable {
+    /// Its stored properties, for `print`, `dump` and the debugger.
+    public var customMirror: Mirror { fields.mirror(of: self) }
+}

@@ -79,8 +79,8 @@ public struct HTTPRequest: Sendable {
         get { fields.value.notes }
         _modify { yield &fields.value.notes }
     }
-    /// What observes the request and the trace it belongs to; `nil` (one word to copy) for
-    /// a client without observers or the trace-context layer.
+    /// What observes the request and the trace it belongs to; `nil` for a client without
+    /// observers or the trace-context layer.
     private var observation: Observation? {
         get { fields.value.observation }
         _modify { yield &fields.value.observation }
@@ -318,8 +318,9 @@ public struct HTTPRequest: Sendable {
 }
 
 extension HTTPRequest {
-    /// What observes the request and the trace it belongs to, kept together in one reference so
-    /// that a request without them stays small to copy. Never changed once made.
+    /// What observes the request and the trace it belongs to, kept together: set or changed
+    /// only through ``observe(timeline:chosenTrace:sendsTrace:measuresExchange:)``. Never
+    /// changed once made.
     private final class Observation: Sendable {
         let timeline: TimelineRecorder?
         let chosenTrace: TraceContext?
@@ -368,11 +369,12 @@ extension HTTPRequest {
         set { observe(sendsTrace: newValue) }
     }
 
-    /// Whether the request sends a trace or has a timeline. Not inlined, as ``isTraced``.
+    /// Whether the request sends a trace or has a timeline. Not inlined, for the same reason
+    /// as ``isTraced``.
     @inline(never)
     var isObserved: Bool { trace != nil || timeline != nil }
 
-    /// Whether the request has a body. Not inlined, as ``isTraced``.
+    /// Whether the request has a body. Not inlined, for the same reason as ``isTraced``.
     @inline(never)
     var hasBody: Bool { body != .none }
 
@@ -390,4 +392,9 @@ extension HTTPRequest {
         get { observation.map { $0.measuresExchange || $0.timeline != nil } ?? false }
         set { observe(measuresExchange: newValue) }
     }
+}
+
+extension HTTPRequest: CustomReflectable {
+    /// Its stored properties, for `print`, `dump` and the debugger.
+    public var customMirror: Mirror { fields.mirror(of: self) }
 }

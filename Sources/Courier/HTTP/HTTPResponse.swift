@@ -96,3 +96,8 @@ public struct HTTPResponse: Sendable {
         return String(decoding: trimmed, as: UTF8.self).lowercased()
     }
 }
+
+extension HTTPResponse: CustomReflectable {
+    /// Its stored properties, for `print`, `dump` and the debugger.
+    public var customMirror: Mirror { fields.mirror(of: self) }
+}

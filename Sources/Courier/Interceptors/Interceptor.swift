@@ -200,3 +200,8 @@ struct InterceptorChain: Sendable {
         }
     }
 }
+
+extension InterceptorContext: CustomReflectable {
+    /// Its stored properties, for `print`, `dump` and the debugger.
+    public var customMirror: Mirror { fields.mirror(of: self) }
+}

@@ -24,9 +24,15 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
 
     init(_ value: Value) { storage = Storage(value) }
 
+    /// A mirror of `subject`, the type keeping its stored properties here, with those properties
+    /// as its children: `print` and `dump` show them as they did when they were inline.
+    func mirror(of subject: Any) -> Mirror {
+        Mirror(subject, children: Mirror(reflecting: value).children, displayStyle: .struct)
+    }
+
     /// The value; changing it copies it first when another copy shares it.
     var value: Value {
-        get { storage.value }
+        _read { yield storage.value }
         _modify {
             if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
             yield &storage.value

@@ -135,3 +135,8 @@ enum Blocking {
         return try result.get()
     }
 }
+
+extension PreparedBody: CustomReflectable {
+    /// Its stored properties, for `print`, `dump` and the debugger.
+    public var customMirror: Mirror { fields.mirror(of: self) }
+}

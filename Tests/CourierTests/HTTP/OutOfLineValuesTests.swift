@@ -53,4 +53,14 @@ import Testing
         #expect(endpoint.sharesIdenticalRequests && endpoint.maximumResponseBodySize == nil)
         #expect(!changedEndpoint.sharesIdenticalRequests && changedEndpoint.maximumResponseBodySize == 10)
     }
+
+    @Test("print shows the stored properties, not the box they are kept in")
+    func printedFields() throws {
+        let response = String(describing: HTTPResponse(status: 204))
+        #expect(response.hasPrefix("HTTPResponse(status: 204"), "\(response)")
+        let request = String(
+            describing: HTTPRequest(method: .get, url: try #require(URL(string: "http://127.0.0.1/a"))))
+        #expect(request.contains("url: http://127.0.0.1/a"), "\(request)")
+        #expect(!request.contains("CopyOnWrite") && !response.contains("CopyOnWrite"))
+    }
 }
