@@ -204,6 +204,31 @@
             withExtendedLifetime(first) {}
         }
 
+        @Test("an HTTPS origin lets at most 100 transfers in at once, so they fit on one HTTP/2 connection")
+        func httpsStreamsPerConnection() async throws {
+            let admission = TransferAdmission(limit: 256)
+            let secure = TransferAdmission.origin(of: URL(string: "https://127.0.0.1:1/x")!)
+            let first = try await admission.enter(secure, until: later, timeout: .seconds(60))
+            first.connectionReady()
+            var held = [first]
+            for _ in 1..<TransferAdmission.streamsPerConnection {
+                held.append(try await admission.enter(secure, until: later, timeout: .seconds(60)))
+            }
+            #expect(admission.waitingCount == 0)
+            // The 101st waits, until one of the hundred ends.
+            let next = Task { try await admission.enter(secure, until: later, timeout: .seconds(60)) }
+            try await waitForLine(admission, 1)
+            held.removeLast()
+            held.append(try await next.value)
+            #expect(admission.waitingCount == 0)
+
+            // Plain HTTP goes up to the limit.
+            var plain: [TransferAdmission.Place] = []
+            for _ in 0..<256 { plain.append(try await admission.enter(url, until: later, timeout: .seconds(60))) }
+            #expect(admission.waitingCount == 0)
+            withExtendedLifetime((held, plain)) {}
+        }
+
         @Test("when the first transfer to an HTTPS origin ends before its connection is ready, the rest go at once")
         func httpsFirstTransferFails() async throws {
             let admission = TransferAdmission(limit: 2)

@@ -18,9 +18,11 @@
     ///   leaves its place at its head; a limit of 0 means no limit and no line.
     /// - Over HTTPS, when no request to an origin is under way, the first one goes alone until
     ///   its connection is ready (a kept-alive one is ready at once) and the others follow; when
-    ///   the connection speaks HTTP/2 they share it, up to the server's limit of streams on a
-    ///   connection, rather than each opening one. If the first one fails before it connects, the
-    ///   others go at once. (libcurl before 7.80 cannot tell when a connection is ready; there
+    ///   the connection speaks HTTP/2 they share it rather than each opening one. At most 100
+    ///   requests to an HTTPS origin are in libcurl at once (fewer if the limit above is lower),
+    ///   the fewest streams servers commonly let one connection carry: past the server's limit
+    ///   libcurl would open a connection for each request that does not fit. If the first one
+    ///   fails before it connects, the others go at once. (libcurl before 7.80 cannot tell when a connection is ready; there
     ///   they go at once.)
     /// - Cancelling the calling task answers at once with ``NetworkError/Code/cancelled``; the
     ///   handle is taken out of libcurl on its own thread, so cancellation never races it.
@@ -104,8 +106,8 @@
             // HTTP/2 stream) starts the next request at once.
             let admitted = connections > Int.max / 16 ? Int.max : connections * 16
             do {
-                // As many HTTP/2 streams on one connection as requests admitted to one origin,
-                // so the requests sent at once share a connection.
+                // At least as many HTTP/2 streams on one connection as requests admitted to one
+                // origin, so the requests sent at once share a connection.
                 loop = try CurlEventLoop(
                     maximumConnectionsPerHost: options.maximumConnectionsPerHost,
                     maximumStreamsPerConnection: min(admitted, Int(Int32.max)), faults: faults)

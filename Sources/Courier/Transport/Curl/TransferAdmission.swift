@@ -17,8 +17,16 @@
     /// `CURLOPT_PIPEWAIT`, lets a burst open a connection each in 7.88.) A kept-alive connection
     /// is ready at once. If the first transfer ends before its connection is ready (the origin
     /// refuses, or its certificate is not trusted), the rest go at once, so they fail together
-    /// rather than one after another.
+    /// rather than one after another. An HTTPS origin also lets in at most
+    /// ``streamsPerConnection`` at once: past the server's limit of streams, libcurl opens a
+    /// connection for each request that does not fit, where waiting here keeps them on one.
     final class TransferAdmission: Sendable {
+        /// The most transfers an HTTPS origin lets into libcurl at once (unless the limit is
+        /// `Int.max`): 100, the fewest streams servers commonly let one HTTP/2 connection carry
+        /// (nginx 128, Apache and nghttp2 100), and libcurl's own default. An origin that speaks
+        /// HTTP/1.1 has fewer connections than that anyway.
+        static let streamsPerConnection = 100
+
         /// One transfer's place; the next in line gets it when this is released.
         final class Place: Sendable {
             private let admission: TransferAdmission
@@ -54,9 +62,11 @@
         private final class Line: @unchecked Sendable {
             /// Transfers holding a place.
             var admitted = 0
-            /// Whether the line lets `limit` transfers in; until then (an HTTPS origin with no
+            /// Whether the line lets `capacity` transfers in; until then (an HTTPS origin with no
             /// connection known to be ready), one.
             var open: Bool
+            /// How many transfers the open line lets into libcurl at once.
+            let capacity: Int
             var tickets: [UInt64: Ticket] = [:]
             /// Tickets reserved or waiting.
             var queued = 0
@@ -64,7 +74,10 @@
             var served: UInt64 = 0
             var issued: UInt64 = 0
 
-            init(open: Bool) { self.open = open }
+            init(open: Bool, capacity: Int) {
+                self.open = open
+                self.capacity = capacity
+            }
         }
 
         /// How many transfers to one origin may be in libcurl at once.
@@ -95,9 +108,9 @@
         ///   ``NetworkError/Code/timedOut`` at the deadline.
         func enter(_ origin: String, until deadline: ContinuousClock.Instant, timeout: Duration) async throws -> Place {
             let ticket: UInt64? = lines.withLock { lines in
-                let line = lines[origin] ?? Line(open: limit == Int.max || !origin.hasPrefix("https://"))
+                let line = lines[origin] ?? makeLine(for: origin)
                 lines[origin] = line
-                if line.admitted < (line.open ? limit : 1), line.queued == 0 {
+                if line.admitted < (line.open ? line.capacity : 1), line.queued == 0 {
                     line.admitted += 1
                     return nil
                 }
@@ -108,6 +121,12 @@
             }
             if let ticket { try await wait(origin: origin, ticket: ticket, until: deadline, timeout: timeout) }
             return Place(self, origin: origin)
+        }
+
+        /// A new line for `origin`: see the type's description.
+        private func makeLine(for origin: String) -> Line {
+            guard limit != Int.max, origin.hasPrefix("https://") else { return Line(open: true, capacity: limit) }
+            return Line(open: false, capacity: min(limit, Self.streamsPerConnection))
         }
 
         private func wait(origin: String, ticket: UInt64, until deadline: ContinuousClock.Instant, timeout: Duration)
@@ -202,18 +221,18 @@
             for next in opened { next.resume() }
         }
 
-        /// An origin's connection is ready: its line lets in as many as the limit allows.
+        /// An origin's connection is ready: its line lets in as many as its capacity allows.
         fileprivate func open(_ origin: String) {
             let admitted = lines.withLock { lines in lines[origin].map { $0.open ? [] : openLine($0) } ?? [] }
             for next in admitted { next.resume() }
         }
 
-        /// Opens `line` and gives places to as many in it as the limit allows. Returns the
+        /// Opens `line` and gives places to as many in it as its capacity allows. Returns the
         /// continuations to resume, once the lock is released.
         private func openLine(_ line: Line) -> [CheckedContinuation<Void, any Error>] {
             line.open = true
             var admitted: [CheckedContinuation<Void, any Error>] = []
-            while line.admitted < limit {
+            while line.admitted < line.capacity {
                 switch Self.handOver(in: line) {
                 case .nobody: return admitted
                 case .admitted: line.admitted += 1
