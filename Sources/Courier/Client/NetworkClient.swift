@@ -73,7 +73,8 @@ public actor NetworkClient {
     ///   ``NetworkError/Code/timedOut``, ``NetworkError/Code/httpStatus``,
     ///   ``NetworkError/Code/business``, ``NetworkError/Code/decodingFailed``, …
     public nonisolated func send<Response>(_ endpoint: Endpoint<Response>) async throws(NetworkError) -> Response {
-        try await reply(to: endpoint).value
+        // Straight to the full `reply`: each call between adds a frame to every request in flight.
+        try await reply(to: endpoint, request: try makeRequest(endpoint), in: nil).value
     }
 
     /// Sends an endpoint and returns its decoded payload together with the answer it came in:
@@ -86,7 +87,7 @@ public actor NetworkClient {
     public nonisolated func reply<Response>(to endpoint: Endpoint<Response>) async throws(NetworkError)
         -> Reply<Response>
     {
-        try await reply(to: endpoint, in: nil)
+        try await reply(to: endpoint, request: try makeRequest(endpoint), in: nil)
     }
 
     /// ``reply(to:)`` for a request of session epoch `epoch` (a layer's own request), or of the
