@@ -108,6 +108,9 @@ final class TLSServer: Sendable {
                 fastcgi_temp_path \(path("fastcgi"));
                 uwsgi_temp_path \(path("uwsgi"));
                 scgi_temp_path \(path("scgi"));
+                # Pinned, so that tests do not depend on the version's defaults.
+                keepalive_requests 100000;
+                http2_max_concurrent_streams 128;
                 server {
                     listen 127.0.0.1:\(port) ssl http2;
                     ssl_certificate \(path("server.pem"));

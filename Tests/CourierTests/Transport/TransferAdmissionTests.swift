@@ -206,27 +206,52 @@
 
         @Test("an HTTPS origin lets at most 100 transfers in at once, so they fit on one HTTP/2 connection")
         func httpsStreamsPerConnection() async throws {
-            let admission = TransferAdmission(limit: 256)
+            let admission = TransferAdmission(limit: 256, connections: 16)
             let secure = TransferAdmission.origin(of: URL(string: "https://127.0.0.1:1/x")!)
-            let first = try await admission.enter(secure, until: later, timeout: .seconds(60))
-            first.connectionReady()
-            var held = [first]
-            for _ in 1..<TransferAdmission.streamsPerConnection {
-                held.append(try await admission.enter(secure, until: later, timeout: .seconds(60)))
+            // A deadline that ends a wrong wait quickly, as a failure rather than a hang.
+            let soon = ContinuousClock.now + .seconds(10) * TestTiming.scale
+            let first = try await admission.enter(secure, until: soon, timeout: .seconds(10))
+            // 120 queue up while the first connection is not ready yet.
+            let admitted = Locked<[TransferAdmission.Place]>([])
+            var waiters: [Task<Void, any Error>] = []
+            for _ in 0..<120 {
+                waiters.append(
+                    Task {
+                        let place = try await admission.enter(secure, until: soon, timeout: .seconds(10))
+                        admitted.withLock { $0.append(place) }
+                    })
             }
-            #expect(admission.waitingCount == 0)
-            // The 101st waits, until one of the hundred ends.
-            let next = Task { try await admission.enter(secure, until: later, timeout: .seconds(60)) }
-            try await waitForLine(admission, 1)
-            held.removeLast()
-            held.append(try await next.value)
-            #expect(admission.waitingCount == 0)
+            try await waitForLine(admission, 120)
+            // Ready: the line opens to 100 in all, the first included.
+            first.connectionReady()
+            try await waitUntil { admitted.withLock { $0.count } == 99 }
+            #expect(admission.waitingCount == 21)
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(admitted.withLock { $0.count } == 99)
+            // One ends: the next in line goes.
+            _ = admitted.withLock { $0.removeLast() }
+            try await waitUntil { admitted.withLock { $0.count } == 99 && admission.waitingCount == 20 }
 
             // Plain HTTP goes up to the limit.
             var plain: [TransferAdmission.Place] = []
-            for _ in 0..<256 { plain.append(try await admission.enter(url, until: later, timeout: .seconds(60))) }
-            #expect(admission.waitingCount == 0)
-            withExtendedLifetime((held, plain)) {}
+            for _ in 0..<256 { plain.append(try await admission.enter(url, until: soon, timeout: .seconds(10))) }
+            for waiter in waiters { waiter.cancel() }
+            withExtendedLifetime((first, plain)) {}
+        }
+
+        @Test("a connection limit above 100 raises what an HTTPS origin lets in to it")
+        func httpsManyConnections() async throws {
+            let admission = TransferAdmission(limit: 200 * 16, connections: 200)
+            let secure = TransferAdmission.origin(of: URL(string: "https://127.0.0.1:1/x")!)
+            let soon = ContinuousClock.now + .seconds(10) * TestTiming.scale
+            let first = try await admission.enter(secure, until: soon, timeout: .seconds(10))
+            first.connectionReady()
+            var held = [first]
+            for _ in 1..<200 { held.append(try await admission.enter(secure, until: soon, timeout: .seconds(10))) }
+            let next = Task { try await admission.enter(secure, until: soon, timeout: .seconds(10)) }
+            try await waitForLine(admission, 1)
+            next.cancel()
+            withExtendedLifetime(held) {}
         }
 
         @Test("when the first transfer to an HTTPS origin ends before its connection is ready, the rest go at once")

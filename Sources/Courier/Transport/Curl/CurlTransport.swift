@@ -19,10 +19,12 @@
     /// - Over HTTPS, when no request to an origin is under way, the first one goes alone until
     ///   its connection is ready (a kept-alive one is ready at once) and the others follow; when
     ///   the connection speaks HTTP/2 they share it rather than each opening one. At most 100
-    ///   requests to an HTTPS origin are in libcurl at once (fewer if the limit above is lower),
-    ///   the fewest streams servers commonly let one connection carry: past the server's limit
-    ///   libcurl would open a connection for each request that does not fit. If the first one
-    ///   fails before it connects, the others go at once. (libcurl before 7.80 cannot tell when a connection is ready; there
+    ///   requests to an HTTPS origin wait for their answer's head in libcurl at once (fewer if
+    ///   the limit above is lower, more if the connection limit is higher), the fewest streams
+    ///   servers are asked to let one connection carry: past the server's limit libcurl would
+    ///   open a connection for each request that does not fit. (Streamed answers, which leave
+    ///   their place at their head, still hold a stream.) If the first one fails before it
+    ///   connects, the others go at once. A connection limit of 0 turns this off too. (libcurl before 7.80 cannot tell when a connection is ready; there
     ///   they go at once.)
     /// - Cancelling the calling task answers at once with ``NetworkError/Code/cancelled``; the
     ///   handle is taken out of libcurl on its own thread, so cancellation never races it.
@@ -40,7 +42,8 @@
             /// Certificate authorities and public-key pins.
             public var tls: TLSOptions
             /// How many connections to one host at most (more requests wait for one); 0 means no
-            /// limit.
+            /// limit, and no line in front of libcurl (see ``CurlTransport``). Over HTTPS at most
+            /// 100 requests to one origin, or this many when it is more, are in libcurl at once.
             public var maximumConnectionsPerHost: Int
             /// Whether cookies set by servers are kept (in memory, for this transport only) and
             /// sent back. A request that carries its own `Cookie` header is sent with exactly
@@ -119,7 +122,7 @@
             self.cookieJar = cookieJar
             // Enough for every connection to a few hosts at once; a handle kept costs about 30 KB.
             handles = EasyHandles(limit: max(16, min(connections, 256) * 2))
-            admission = TransferAdmission(limit: admitted)
+            admission = TransferAdmission(limit: admitted, connections: connections)
             self.faults = faults
         }
 

@@ -18,13 +18,15 @@
     /// is ready at once. If the first transfer ends before its connection is ready (the origin
     /// refuses, or its certificate is not trusted), the rest go at once, so they fail together
     /// rather than one after another. An HTTPS origin also lets in at most
-    /// ``streamsPerConnection`` at once: past the server's limit of streams, libcurl opens a
-    /// connection for each request that does not fit, where waiting here keeps them on one.
+    /// ``streamsPerConnection`` at once (or the connection limit, when that is higher): past the
+    /// server's limit of streams, libcurl opens a connection for each request that does not
+    /// fit, where waiting here keeps them on one.
     final class TransferAdmission: Sendable {
-        /// The most transfers an HTTPS origin lets into libcurl at once (unless the limit is
-        /// `Int.max`): 100, the fewest streams servers commonly let one HTTP/2 connection carry
-        /// (nginx 128, Apache and nghttp2 100), and libcurl's own default. An origin that speaks
-        /// HTTP/1.1 has fewer connections than that anyway.
+        /// The most transfers an HTTPS origin lets into libcurl at once, unless the limit is
+        /// `Int.max` or the connection limit is higher: 100, the fewest streams RFC 9113 asks a
+        /// server to let one HTTP/2 connection carry (nginx lets 128, Apache and nghttp2 100),
+        /// and libcurl's own default. An HTTPS origin that speaks HTTP/1.1 gets no more than its
+        /// connections on the wire, so 100 holds none of them back.
         static let streamsPerConnection = 100
 
         /// One transfer's place; the next in line gets it when this is released.
@@ -82,11 +84,19 @@
 
         /// How many transfers to one origin may be in libcurl at once.
         let limit: Int
+        /// How many transfers to one HTTPS origin may be in libcurl at once.
+        let secureLimit: Int
         private let lines = Locked<[String: Line]>([:])
 
-        /// - Parameter limit: How many transfers to one origin may be in libcurl at once;
-        ///   `Int.max` lets every one in at once.
-        init(limit: Int) { self.limit = max(1, limit) }
+        /// - Parameters:
+        ///   - limit: How many transfers to one origin may be in libcurl at once; `Int.max` lets
+        ///     every one in at once.
+        ///   - connections: The transport's connection limit per host (0 for none): an HTTPS
+        ///     origin lets in up to ``streamsPerConnection``, or this many when it is more.
+        init(limit: Int, connections: Int = 0) {
+            self.limit = max(1, limit)
+            secureLimit = min(self.limit, max(Self.streamsPerConnection, connections))
+        }
 
         /// How many requests wait for a place now, all origins together (for tests).
         var waitingCount: Int { lines.withLock { $0.values.reduce(0) { $0 + $1.queued } } }
@@ -126,7 +136,7 @@
         /// A new line for `origin`: see the type's description.
         private func makeLine(for origin: String) -> Line {
             guard limit != Int.max, origin.hasPrefix("https://") else { return Line(open: true, capacity: limit) }
-            return Line(open: false, capacity: min(limit, Self.streamsPerConnection))
+            return Line(open: false, capacity: secureLimit)
         }
 
         private func wait(origin: String, ticket: UInt64, until deadline: ContinuousClock.Instant, timeout: Duration)
