@@ -1,23 +1,16 @@
-/// A value kept on the heap and copied only when a shared copy is changed, so that the type
-/// holding it is one reference wide.
+/// A value kept on the heap, so that the type holding it is one reference wide; changing it
+/// puts the changed value in a new box, so a copy never sees another copy's change.
 ///
 /// The request path's values (``HTTPRequest``, ``HTTPResponse``, ``NetworkError``) are copied
 /// into the frame of every `async` call they cross, and a request waiting in flight holds a
 /// dozen such frames: kept inline they made each waiting request cost tens of kilobytes.
+///
+/// The box is never changed once made: a value built on one thread (an answer on the transport's
+/// thread) and read on another shares nothing that changes.
 struct CopyOnWrite<Value: Sendable>: Sendable {
-    /// Changed only while one `CopyOnWrite` holds it (checked by `isKnownUniquelyReferenced`
-    /// before every change), so no two threads ever see it change.
-    private final class Storage: @unchecked Sendable {
-        /// Not checked for overlapping access at run time: it is changed only through
-        /// ``CopyOnWrite/value`` when unique, and each checked access would take room in the
-        /// frame of the `async` function making it.
-        @exclusivity(unchecked) var value: Value
+    private final class Storage: Sendable {
+        let value: Value
         init(_ value: Value) { self.value = value }
-
-        /// A copy. Not inlined: inlined, the copied value would take room in the frame of
-        /// every `async` function that changes one of these types.
-        @inline(never)
-        func copy() -> Storage { Storage(value) }
     }
 
     private var storage: Storage
@@ -30,12 +23,13 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
         Mirror(subject, children: Mirror(reflecting: value).children, displayStyle: .struct)
     }
 
-    /// The value; changing it copies it first when another copy shares it.
+    /// The value; changing it makes a new box.
     var value: Value {
         _read { yield storage.value }
         _modify {
-            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-            yield &storage.value
+            var changed = storage.value
+            yield &changed
+            storage = Storage(changed)
         }
     }
 }
