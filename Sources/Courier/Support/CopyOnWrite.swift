@@ -1,16 +1,34 @@
-/// A value kept on the heap, so that the type holding it is one reference wide; changing it
-/// puts the changed value in a new box, so a copy never sees another copy's change.
+/// A value kept on the heap and copied only when a shared copy is changed, so that the type
+/// holding it is one reference wide.
 ///
 /// The request path's values (``HTTPRequest``, ``HTTPResponse``, ``NetworkError``) are copied
 /// into the frame of every `async` call they cross, and a request waiting in flight holds a
 /// dozen such frames: kept inline they made each waiting request cost tens of kilobytes.
-///
-/// The box is never changed once made: a value built on one thread (an answer on the transport's
-/// thread) and read on another shares nothing that changes.
 struct CopyOnWrite<Value: Sendable>: Sendable {
-    private final class Storage: Sendable {
-        let value: Value
-        init(_ value: Value) { self.value = value }
+    /// The value, behind a pointer the box never changes, so it is changed in place without a
+    /// copy in the caller's frame. `@unchecked Sendable`: the value is changed only while one
+    /// `CopyOnWrite` holds the box (checked by `isKnownUniquelyReferenced` before every
+    /// change). A box built on one thread (an answer, on the transport's thread) and read on
+    /// another after a continuation's resumption looks unsynchronised to the thread sanitizer
+    /// when the runtime hands the result over on its fast path: see
+    /// `scripts/sanitizers/tsan.supp`.
+    private final class Storage: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<Value>
+
+        init(_ value: Value) {
+            pointer = .allocate(capacity: 1)
+            pointer.initialize(to: value)
+        }
+
+        deinit {
+            pointer.deinitialize(count: 1)
+            pointer.deallocate()
+        }
+
+        /// A copy. Not inlined: inlined, the copied value would take room in the frame of
+        /// every `async` function that changes one of these types.
+        @inline(never)
+        func copy() -> Storage { Storage(pointer.pointee) }
     }
 
     private var storage: Storage
@@ -23,13 +41,12 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
         Mirror(subject, children: Mirror(reflecting: value).children, displayStyle: .struct)
     }
 
-    /// The value; changing it makes a new box.
+    /// The value; changing it copies it first when another copy shares it.
     var value: Value {
-        _read { yield storage.value }
+        _read { yield storage.pointer.pointee }
         _modify {
-            var changed = storage.value
-            yield &changed
-            storage = Storage(changed)
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            yield &storage.pointer.pointee
         }
     }
 }
