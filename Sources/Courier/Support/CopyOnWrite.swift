@@ -8,10 +8,9 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
     /// The value, behind a pointer the box never changes, so it is changed in place without a
     /// copy in the caller's frame. `@unchecked Sendable`: the value is changed only while one
     /// `CopyOnWrite` holds the box (checked by `isKnownUniquelyReferenced` before every
-    /// change). A box built on one thread (an answer, on the transport's thread) and read on
-    /// another after a continuation's resumption looks unsynchronised to the thread sanitizer
-    /// when the runtime hands the result over on its fast path: see
-    /// `scripts/sanitizers/tsan.supp`.
+    /// change). A box handed from one thread to another goes with a synchronisation of the
+    /// holder's (a transport's answer: its transfer's lock, taken by the caller after its
+    /// `await`).
     private final class Storage: @unchecked Sendable {
         let pointer: UnsafeMutablePointer<Value>
 

@@ -387,6 +387,16 @@
             return true
         }
 
+        /// Takes the lock once, when the caller's `await` has returned. Every answer (the response
+        /// or the error) is built under the lock, on whichever thread answers, so this orders
+        /// the caller's reads of it after the writes where the thread sanitizer sees it: the
+        /// Swift runtime hands a continuation's value over on a fast path that tells the
+        /// sanitizer nothing when the caller had not yet begun to wait.
+        func settle() {
+            lock.lock()
+            lock.unlock()
+        }
+
         /// Answers the caller with `error` at once (cancellation); the loop removes the handle.
         /// - Returns: Whether the transfer was running (and so must be removed from libcurl).
         @discardableResult

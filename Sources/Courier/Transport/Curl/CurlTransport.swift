@@ -225,7 +225,8 @@
         private func perform(_ transfer: CurlTransfer, timeout: Duration) async throws -> HTTPResponse {
             if transfer.streaming != nil { return try await performStreaming(transfer, timeout: timeout) }
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+                defer { transfer.settle() }
+                return try await withCheckedThrowingContinuation { continuation in
                     if transfer.begin(continuation) { loop.submit(transfer) }
                 }
             } onCancel: { [loop] in
@@ -250,7 +251,8 @@
             }
             defer { Deadlines.shared.disarm(deadline) }
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+                defer { transfer.settle() }
+                return try await withCheckedThrowingContinuation { continuation in
                     if transfer.begin(continuation) { loop.submit(transfer) }
                 }
             } onCancel: { [loop] in

@@ -93,7 +93,7 @@ extension URLSessionTransport {
                 }
                 return nil
             }
-            if let stopped { return continuation.resume(throwing: stopped) }
+            if let stopped { return answer(continuation, with: .failure(stopped)) }
             #if canImport(FoundationNetworking)
                 // Making and resuming a task wait for FoundationNetworking's process-wide work
                 // queue, which a flooding answer can hold for seconds: on Swift's few threads
@@ -161,7 +161,7 @@ extension URLSessionTransport {
                 let deadlineToken = self.deadlineToken
                 lock.unlock()
                 deadlineToken.map(Deadlines.shared.disarm)
-                continuation.resume(throwing: error)
+                answer(continuation, with: .failure(error))
             case .running(let continuation, let task):
                 state = .finished
                 let error = Self.attaching(head, to: error)
@@ -175,7 +175,7 @@ extension URLSessionTransport {
                 // A broken download keeps every byte that arrived, written before the answer.
                 finishingSink { [self] in
                     _ = try? sink.finish()
-                    continuation.resume(throwing: error)
+                    answer(continuation, with: .failure(error))
                 }
                 registry?.forget(task)
                 if cancelsNow { URLSessionTransport.cancelCalls.async { task.cancel() } }
@@ -226,7 +226,7 @@ extension URLSessionTransport {
                 onCancel: { [weak self] error in self?.stop(error) })
             var answer = Self.httpResponse(head, body: Data(), file: nil)
             answer.streamedBody = ResponseBodyStream.Reading(channel)
-            continuation.resume(returning: answer)
+            self.answer(continuation, with: .success(answer))
         }
 
         /// Stores a piece of the body.
@@ -327,9 +327,10 @@ extension URLSessionTransport {
             finishingSink { [self] in
                 let collected = Result { () throws(NetworkError) in try sink.finish() }
                 if let error {
-                    continuation.resume(throwing: Self.attaching(head, to: Self.networkError(for: error)))
+                    answer(continuation, with: .failure(Self.attaching(head, to: Self.networkError(for: error))))
                 } else if let head {
-                    continuation.resume(
+                    answer(
+                        continuation,
                         with: collected.map { collected in
                             var response = Self.httpResponse(head, body: collected.body, file: collected.file)
                             response.timings = metrics.timings
@@ -338,10 +339,27 @@ extension URLSessionTransport {
                             return response
                         }.mapError { $0 })
                 } else {
-                    continuation.resume(throwing: NetworkError(.transport, "The answer is not an HTTP response."))
+                    answer(
+                        continuation, with: .failure(NetworkError(.transport, "The answer is not an HTTP response.")))
                 }
             }
         }
+
+        /// Answers the caller with `outcome`, built on this thread, after taking the lock once;
+        /// the caller takes it again when its `await` returns (``settle()``). That orders the
+        /// caller's reads of the answer after the writes where the thread sanitizer sees it: the
+        /// Swift runtime hands a continuation's value over on a fast path that tells the
+        /// sanitizer nothing when the caller had not yet begun to wait. Called without the lock.
+        private func answer(
+            _ continuation: CheckedContinuation<HTTPResponse, any Error>, with outcome: Result<HTTPResponse, any Error>
+        ) {
+            lock.withLock {}
+            continuation.resume(with: outcome)
+        }
+
+        /// Takes the lock once, when the caller's `await` has returned: see
+        /// ``answer(_:with:)``.
+        func settle() { lock.withLock {} }
 
         /// Runs `body`, which finishes the sink, once the call has finished (nothing else
         /// touches the sink then). A body in memory is finished at once; a download's last write

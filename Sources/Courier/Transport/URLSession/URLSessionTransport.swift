@@ -189,7 +189,8 @@ public final class URLSessionTransport: Transport {
         #endif
         defer { if session !== self.session { Self.sessionCalls.async { session.finishTasksAndInvalidate() } } }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            defer { call.settle() }
+            return try await withCheckedThrowingContinuation { continuation in
                 call.start(continuation, in: session, registry: delegate)
             }
         } onCancel: {
