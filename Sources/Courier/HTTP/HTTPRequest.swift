@@ -79,13 +79,6 @@ public struct HTTPRequest: Sendable {
         get { fields.value.notes }
         _modify { yield &fields.value.notes }
     }
-    /// What observes the request and the trace it belongs to; `nil` for a client without
-    /// observers or the trace-context layer.
-    private var observation: Observation? {
-        get { fields.value.observation }
-        _modify { yield &fields.value.observation }
-    }
-
     /// The stored properties, out of line (see ``CopyOnWrite``).
     private var fields: CopyOnWrite<Fields>
 
@@ -103,7 +96,10 @@ public struct HTTPRequest: Sendable {
         var redactor: Redactor = Redactor.standard
         var streaming: StreamRequest? = nil
         var notes: ExchangeNotes = ExchangeNotes()
-        var observation: Observation? = nil
+        var timeline: TimelineRecorder? = nil
+        var chosenTrace: TraceContext? = nil
+        var sendsTrace = false
+        var measuresExchange = false
     }
 
     /// Marks a value this request carries as secret: a recording of the traffic or a client's
@@ -318,55 +314,25 @@ public struct HTTPRequest: Sendable {
 }
 
 extension HTTPRequest {
-    /// What observes the request and the trace it belongs to, kept together: set or changed
-    /// only through ``observe(timeline:chosenTrace:sendsTrace:measuresExchange:)``. Never
-    /// changed once made.
-    private final class Observation: Sendable {
-        let timeline: TimelineRecorder?
-        let chosenTrace: TraceContext?
-        let sendsTrace: Bool
-        let measuresExchange: Bool
-
-        init(timeline: TimelineRecorder?, chosenTrace: TraceContext?, sendsTrace: Bool, measuresExchange: Bool) {
-            self.timeline = timeline
-            self.chosenTrace = chosenTrace
-            self.sendsTrace = sendsTrace
-            self.measuresExchange = measuresExchange
-        }
-    }
-
-    /// The request with one part of its observation changed.
-    private mutating func observe(
-        timeline: TimelineRecorder?? = nil, chosenTrace: TraceContext?? = nil, sendsTrace: Bool? = nil,
-        measuresExchange: Bool? = nil
-    ) {
-        let new = Observation(
-            timeline: timeline ?? self.timeline, chosenTrace: chosenTrace ?? self.chosenTrace,
-            sendsTrace: sendsTrace ?? self.sendsTrace,
-            measuresExchange: measuresExchange ?? observation?.measuresExchange ?? false)
-        let isEmpty = new.timeline == nil && new.chosenTrace == nil && !new.sendsTrace && !new.measuresExchange
-        observation = isEmpty ? nil : new
-    }
-
     /// Where the request's timeline is recorded, when the client has observers.
     package var timeline: TimelineRecorder? {
-        get { observation?.timeline }
-        set { observe(timeline: .some(newValue)) }
+        get { fields.value.timeline }
+        _modify { yield &fields.value.timeline }
     }
 
     /// The trace the request belongs to, chosen once as it is made (``TraceContext/current``
     /// of the caller, or a new one) when the client has the trace-context layer: every attempt,
     /// and every request the layers send for it, is in this trace.
     var chosenTrace: TraceContext? {
-        get { observation?.chosenTrace }
-        set { observe(chosenTrace: .some(newValue)) }
+        get { fields.value.chosenTrace }
+        _modify { yield &fields.value.chosenTrace }
     }
 
     /// Whether its attempts carry a `traceparent`: set by the trace-context layer, so an
     /// endpoint that skips the layer sends none.
     var sendsTrace: Bool {
-        get { observation?.sendsTrace ?? false }
-        set { observe(sendsTrace: newValue) }
+        get { fields.value.sendsTrace }
+        _modify { yield &fields.value.sendsTrace }
     }
 
     /// Whether the request sends a trace or has a timeline. Not inlined, for the same reason
@@ -381,7 +347,7 @@ extension HTTPRequest {
     /// Whether the request belongs to a trace (``chosenTrace``). Not inlined: the trace read
     /// would take room in the frame of the `async` function asking.
     @inline(never)
-    var isTraced: Bool { observation?.chosenTrace != nil }
+    var isTraced: Bool { chosenTrace != nil }
 
     /// The trace each attempt carries, when the layer sends it.
     var trace: TraceContext? { sendsTrace ? chosenTrace : nil }
@@ -389,8 +355,8 @@ extension HTTPRequest {
     /// Whether the transport measures what it can beyond ``HTTPResponse/timings`` (the
     /// connection, the bytes, the moments it sees): for a timeline, or a log line with phases.
     var measuresExchange: Bool {
-        get { observation.map { $0.measuresExchange || $0.timeline != nil } ?? false }
-        set { observe(measuresExchange: newValue) }
+        get { fields.value.measuresExchange || timeline != nil }
+        set { fields.value.measuresExchange = newValue }
     }
 }
 
