@@ -1,3 +1,4 @@
+import CourierTesting
 import Foundation
 
 /// The peer's HTTPS side (nginx only): a certificate authority and a server certificate for
@@ -15,21 +16,7 @@ struct SecurePeer: Sendable {
     /// picks the two ports.
     static func make(in directory: URL) throws -> SecurePeer {
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-        try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".write(
-            toFile: path("ext.cnf"), atomically: true, encoding: .utf8)
-        let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try openssl(
-            ["req", "-x509"] + curve + [
-                "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2", "-subj", "/CN=Courier Benchmark CA",
-            ])
-        try openssl(
-            ["req"] + curve + ["-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=127.0.0.1"])
-        try openssl([
-            "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
-            "-CAcreateserial", "-out", path("server.pem"), "-days", "2", "-extfile", path("ext.cnf"),
-        ])
-        // The authority's key is not needed again: nothing else can be signed with it.
-        try FileManager.default.removeItem(atPath: path("ca.key"))
+        try LoopbackCertificates.make(in: directory, authorityName: "Courier Benchmark CA", openssl: openssl)
         return SecurePeer(
             http2URL: URL(string: "https://127.0.0.1:\(try Peer.freePort())/")!,
             http1URL: URL(string: "https://127.0.0.1:\(try Peer.freePort())/")!,

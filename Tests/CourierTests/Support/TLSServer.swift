@@ -1,3 +1,4 @@
+import CourierTesting
 import Foundation
 
 /// A TLS server on 127.0.0.1 with a certificate from a certificate authority made for the test:
@@ -67,19 +68,7 @@ final class TLSServer: Sendable {
             "courier-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-        try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".write(
-            toFile: path("ext.cnf"), atomically: true, encoding: .utf8)
-        let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try run(
-            ["req", "-x509"] + curve + [
-                "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "2", "-subj", "/CN=Courier Test CA",
-            ])
-        try run(
-            ["req"] + curve + ["-keyout", path("server.key"), "-out", path("server.csr"), "-subj", "/CN=127.0.0.1"])
-        try run([
-            "x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
-            "-CAcreateserial", "-out", path("server.pem"), "-days", "2", "-extfile", path("ext.cnf"),
-        ])
+        try LoopbackCertificates.make(in: directory, authorityName: "Courier Test CA") { try run($0) }
         try run(["pkey", "-in", path("server.key"), "-pubout", "-outform", "der", "-out", path("spki.der")])
         let digest = try run(["dgst", "-sha256", "-binary", path("spki.der")])
         let port = RefusingPort().port  // released at once, for s_server to bind
