@@ -9,7 +9,7 @@ struct FuzzTarget: Sendable {
 
     static let all: [FuzzTarget] =
         parsingTargets + redactionTargets + streamTargets + pageTargets + bodyTargets + signingTargets
-        + platformTargets
+        + platformTargets + webSocketTargets
 }
 
 /// Aborts with `message` unless `condition` holds: libFuzzer keeps the input. (`abort`, not

@@ -15,7 +15,7 @@ extension FuzzTarget {
     ]
 
     /// The pieces of `bytes` cut where `cuts` (taken modulo the length) say.
-    private static func pieces(_ bytes: [UInt8], cuts: [UInt8]) -> [Data] {
+    static func pieces(_ bytes: [UInt8], cuts: [UInt8]) -> [Data] {
         guard !bytes.isEmpty else { return [Data()] }
         let points = Set(cuts.map { Int($0) * bytes.count / 256 }).sorted()
         var start = 0
@@ -28,7 +28,7 @@ extension FuzzTarget {
     }
 
     /// The first byte says how many of the next bytes are cut points; the rest is the stream.
-    private static func split(_ input: UnsafeRawBufferPointer) -> (stream: [UInt8], pieces: [Data])? {
+    static func split(_ input: UnsafeRawBufferPointer) -> (stream: [UInt8], pieces: [Data])? {
         guard let first = input.first else { return nil }
         let count = Int(first % 16)
         guard input.count > count else { return nil }

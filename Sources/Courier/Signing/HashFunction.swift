@@ -1,7 +1,7 @@
 import Foundation
 
 /// A cryptographic hash written in pure Swift (Linux has no CryptoKit): ``SHA256`` and, for
-/// legacy backends only, ``MD5``. `SHA256.hash(Data("abc".utf8)).hexString` is
+/// legacy backends only, ``MD5`` (and ``SHA1``, for the WebSocket handshake). `SHA256.hash(Data("abc".utf8)).hexString` is
 /// `"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"`.
 package protocol HashFunction: Sendable {
     /// The size of the blocks the function consumes, in bytes (64 for SHA-256 and MD5).

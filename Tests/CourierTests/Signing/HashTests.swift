@@ -2,7 +2,7 @@ import Courier
 import Foundation
 import Testing
 
-/// SHA-256, MD5 and HMAC against the published vectors and against `openssl`.
+/// SHA-256, SHA-1, MD5 and HMAC against the published vectors and against `openssl`.
 @Suite struct HashTests {
     @Test(
         "SHA-256 matches the FIPS 180-4 examples",
@@ -39,6 +39,30 @@ import Testing
             fed += count
         }
         #expect(hash.finalize().hexString == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    @Test(
+        "SHA-1 matches the FIPS 180-4 examples",
+        arguments: [
+            ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+            ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
+        ])
+    func sha1(_ input: String, _ expected: String) {
+        #expect(SHA1.hash(Data(input.utf8)).hexString == expected)
+    }
+
+    @Test("SHA-1 of a million 'a's, fed in uneven pieces")
+    func sha1Million() {
+        var hash = SHA1()
+        let piece = Data(repeating: UInt8(ascii: "a"), count: 997)
+        var fed = 0
+        while fed < 1_000_000 {
+            let count = min(piece.count, 1_000_000 - fed)
+            hash.update(piece.prefix(count))
+            fed += count
+        }
+        #expect(hash.finalize().hexString == "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
     }
 
     @Test(
