@@ -44,7 +44,10 @@ final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
             waiter?.resume(throwing: cancelled)
         }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            // The outcome was stored under the lock; taking it orders that for the thread
+            // sanitizer (see CONTRIBUTING, "Sanitizers").
+            defer { lock.withLock {} }
+            return try await withCheckedThrowingContinuation { continuation in
                 let ready: Result<Value, any Error>? = lock.withLock {
                     if let outcome { return outcome }
                     // A cancellation before this point found no waiter to answer.

@@ -113,6 +113,12 @@ enum Blocking {
 
         func raise() { lock.withLock { raised = true } }
 
+        /// Takes the lock once: by the worker before it hands its result over, and by the task
+        /// when its `await` returns, so the thread sanitizer sees the result's writes ordered
+        /// before the task's reads (the runtime's hand-over of a continuation's value shows it
+        /// none when the task had not yet begun to wait).
+        func settle() { lock.withLock {} }
+
         /// Throws ``NetworkError/Code/cancelled`` when the flag is raised.
         func check() throws(NetworkError) {
             if isCancelled { throw NetworkError(.cancelled, "The transfer was cancelled.") }
@@ -124,9 +130,12 @@ enum Blocking {
     {
         let flag = Flag()
         let result: Result<T, NetworkError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            defer { flag.settle() }
+            return await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
-                    continuation.resume(returning: Result { () throws(NetworkError) in try work(flag) })
+                    let result = Result { () throws(NetworkError) in try work(flag) }
+                    flag.settle()
+                    continuation.resume(returning: result)
                 }
             }
         } onCancel: {

@@ -173,6 +173,9 @@
             }
             defer { Deadlines.shared.disarm(timer) }
             try await withTaskCancellationHandler {
+                // A failure (built on the deadline's thread) went through the lock; taking it
+                // orders that for the thread sanitizer (see CONTRIBUTING, "Sanitizers").
+                defer { lines.withLock { _ in } }
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                     let ready: Result<Void, NetworkError>? = lines.withLock { lines in
                         // Every ticket is in its line until its task has begun to wait.

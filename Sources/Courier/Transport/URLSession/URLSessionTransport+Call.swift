@@ -224,9 +224,9 @@ extension URLSessionTransport {
                     #endif
                 },
                 onCancel: { [weak self] error in self?.stop(error) })
-            var answer = Self.httpResponse(head, body: Data(), file: nil)
-            answer.streamedBody = ResponseBodyStream.Reading(channel)
-            self.answer(continuation, with: .success(answer))
+            var response = Self.httpResponse(head, body: Data(), file: nil)
+            response.streamedBody = ResponseBodyStream.Reading(channel)
+            answer(continuation, with: .success(response))
         }
 
         /// Stores a piece of the body.
