@@ -24,6 +24,7 @@ package struct UTF8Validation: Sendable, Equatable {
     /// - Returns: `false` once a byte cannot be part of valid UTF-8 (the validation is then
     ///   spent: the text is invalid whatever follows).
     package mutating func consume(_ bytes: some Sequence<UInt8>) -> Bool {
+        guard lower <= upper else { return false }  // failed before
         for byte in bytes {
             if pending > 0 {
                 guard byte >= lower, byte <= upper else { return fail() }

@@ -77,9 +77,10 @@ package struct WebSocketClose: Sendable, Equatable {
     }
 
     /// The payload of a close frame saying this: the code, then the reason cut to
-    /// ``maximumReasonSize`` bytes at a character's end. Empty for ``WebSocketCloseCode/noStatus``.
+    /// ``maximumReasonSize`` bytes at a character's end. Empty for a code that may not be sent
+    /// (``WebSocketCloseCode/noStatus`` among them): the frame then says nothing.
     package var payload: Data {
-        guard code != .noStatus else { return Data() }
+        guard code.isAllowedOnTheWire else { return Data() }
         var bytes = Data([UInt8(code.rawValue >> 8), UInt8(code.rawValue & 0xFF)])
         var size = 0
         for character in reason {

@@ -22,7 +22,7 @@ package struct WebSocketFrameReader: Sendable {
     ///     on a message's first frame.
     package init(expectsMasked: Bool, maximumPayload: Int, allowsCompression: Bool = false) {
         self.expectsMasked = expectsMasked
-        self.maximumPayload = maximumPayload
+        self.maximumPayload = max(0, maximumPayload)
         self.allowsCompression = allowsCompression
     }
 

@@ -41,39 +41,54 @@ package struct WebSocketHandshake: Sendable {
         return headers
     }
 
-    /// Checks the server's answer to the handshake (section 4.1, the client's checks).
+    /// Checks the server's answer to the handshake (section 4.1, the client's checks). A header
+    /// may come as several field lines: each is read.
     /// - Parameters:
     ///   - status: The answer's status.
     ///   - headers: The answer's headers.
     /// - Returns: The subprotocol the server chose, if any.
     /// - Throws: ``NetworkError/Code/transport`` for an answer that does not complete the
     ///   handshake (a status other than `101`, a missing or wrong header, an extension or a
-    ///   subprotocol that was not offered).
+    ///   subprotocol that was not offered, a subprotocol header given twice).
     package func check(status: Int, headers: HTTPHeaders) throws(NetworkError) -> String? {
         func fail(_ message: String) -> NetworkError {
             NetworkError(.transport, "The server did not accept the WebSocket: \(message).")
         }
+        /// Every comma-separated token of every field line with this name, trimmed.
+        func tokens(_ name: String) -> [String] {
+            headers.filter { $0.name.lowercasedASCII == name.lowercasedASCII }
+                .flatMap { $0.value.split(separator: ",", omittingEmptySubsequences: false) }
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+        }
         guard status == 101 else { throw fail("it answered \(status), not 101 Switching Protocols") }
-        guard headers["Upgrade"]?.trimmingCharacters(in: .whitespaces).lowercased() == "websocket" else {
+        guard tokens("Upgrade").map(\.lowercasedASCII) == ["websocket"] else {
             throw fail("its Upgrade header is not websocket")
         }
-        let connection = headers["Connection"]?.split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        guard tokens("Connection").contains(where: { $0.lowercasedASCII == "upgrade" }) else {
+            throw fail("its Connection header does not say Upgrade")
         }
-        guard connection?.contains("upgrade") == true else { throw fail("its Connection header does not say Upgrade") }
-        guard headers["Sec-WebSocket-Accept"]?.trimmingCharacters(in: .whitespaces) == Self.accept(for: key) else {
+        guard tokens("Sec-WebSocket-Accept") == [Self.accept(for: key)] else {
             throw fail("its Sec-WebSocket-Accept does not answer the key")
         }
         // No extension is offered (compression is not yet), so none may be in use.
-        if let extensions = headers["Sec-WebSocket-Extensions"], !extensions.isEmpty {
-            throw fail("it uses an extension that was not offered (\(extensions.prefix(64)))")
+        if let used = tokens("Sec-WebSocket-Extensions").first(where: { !$0.isEmpty }) {
+            throw fail("it uses an extension that was not offered (\(used.prefix(64)))")
         }
-        guard let chosen = headers["Sec-WebSocket-Protocol"]?.trimmingCharacters(in: .whitespaces) else {
-            return nil
+        let chosen = tokens("Sec-WebSocket-Protocol")
+        guard let protocolName = chosen.first else { return nil }
+        guard chosen.count == 1, subprotocols.contains(protocolName) else {
+            throw fail("it chose a subprotocol that was not offered (\(chosen.joined(separator: ", ").prefix(64)))")
         }
-        guard subprotocols.contains(chosen) else {
-            throw fail("it chose a subprotocol that was not offered (\(chosen.prefix(64)))")
-        }
-        return chosen
+        return protocolName
+    }
+}
+
+extension String {
+    /// The string with only the ASCII letters lowercased: header names and tokens compare
+    /// without Unicode's case rules (under which the Kelvin sign lowercases to "k").
+    fileprivate var lowercasedASCII: String {
+        String(
+            decoding: utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 },
+            as: UTF8.self)
     }
 }

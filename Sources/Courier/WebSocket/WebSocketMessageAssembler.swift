@@ -30,6 +30,10 @@ package struct WebSocketMessageAssembler: Sendable {
     ///   fragment that does not end its message.
     /// - Throws: The protocol error the frame shows.
     package mutating func receive(_ frame: WebSocketFrame) throws(WebSocketProtocolError) -> Event? {
+        // Nothing inflates a compressed message yet: read as it is, its bytes would be wrong.
+        guard !frame.isCompressed else {
+            throw WebSocketProtocolError(.protocolError, "a compressed message came, and nothing can inflate it")
+        }
         switch frame.opcode {
         case .ping: return .ping(frame.payload)
         case .pong: return .pong(frame.payload)

@@ -138,4 +138,19 @@ import Testing
             #expect(try reader.next()?.payload.count == 70_000)
         }
     }
+
+    @Test("a server's reader refuses an unmasked frame, and reads masked ones fed byte by byte, the key cut too")
+    func serverSide() throws {
+        var server = WebSocketFrameReader(expectsMasked: true, maximumPayload: 1024)
+        server.append([0x81, 0x02, 0x68, 0x69])
+        #expect(throws: WebSocketProtocolError(.protocolError, "a client frame is not masked")) { try server.next() }
+        let frames = [WebSocketFrame(.text, Data("héllo".utf8)), WebSocketFrame(.binary, Data(count: 300))]
+        var reader = WebSocketFrameReader(expectsMasked: true, maximumPayload: 1024)
+        var read: [WebSocketFrame] = []
+        for byte in frames.map({ $0.encoded(maskingKey: 0xdead_beef) }).reduce(Data(), +) {
+            reader.append([byte])
+            while let frame = try reader.next() { read.append(frame) }
+        }
+        #expect(read == frames)
+    }
 }

@@ -51,9 +51,9 @@ import Testing
         "an answer that does not complete the handshake fails with a transport error saying why",
         arguments: [
             ("200", 200, [], "not 101"),
-            ("no Upgrade", 101, ["Upgrade"], "Upgrade"),
-            ("no Connection", 101, ["Connection"], "Connection"),
-            ("no accept", 101, ["Sec-WebSocket-Accept"], "Accept"),
+            ("no Upgrade", 101, ["Upgrade"], "Upgrade header"),
+            ("no Connection", 101, ["Connection"], "Connection header"),
+            ("no accept", 101, ["Sec-WebSocket-Accept"], "Sec-WebSocket-Accept"),
         ] as [(String, Int, [String], String)])
     func refuses(_ name: String, _ status: Int, _ removed: [String], _ said: String) {
         let (_, headers) = answer(accepted.filter { !removed.contains($0.0) })
@@ -76,6 +76,38 @@ import Testing
             let fields = accepted.filter { field in !extra.contains { $0.0 == field.0 } } + extra
             let (status, headers) = answer(fields)
             #expect(throws: NetworkError.self, "\(extra)") { try handshake.check(status: status, headers: headers) }
+        }
+    }
+
+    @Test(
+        "a wrong Upgrade or Connection value fails; a header given as several field lines is read whole",
+        arguments: [
+            ([("Upgrade", "h2c")], false),
+            ([("Upgrade", "websocket, h2c")], false),
+            ([("Connection", "keep-alive")], false),
+            ([("Connection", "upgrades")], false),
+            ([("Connection", "keep-alive"), ("Connection", "Upgrade")], true),
+            ([("Sec-WebSocket-Extensions", ""), ("Sec-WebSocket-Extensions", "permessage-deflate")], false),
+            ([("Sec-WebSocket-Protocol", "chat"), ("Sec-WebSocket-Protocol", "chat")], false),
+            ([("Sec-WebSocket-Protocol", "chat, chat")], false),
+            ([("Sec-WebSocket-Protocol", "chat")], true),
+        ] as [([(String, String)], Bool)])
+    func fieldLines(_ replaced: [(String, String)], _ isAccepted: Bool) {
+        let names = Set(replaced.map(\.0))
+        let (status, headers) = answer(accepted.filter { !names.contains($0.0) } + replaced)
+        let handshake = WebSocketHandshake(key: rfcKey, subprotocols: ["chat"])
+        if isAccepted {
+            #expect(throws: Never.self) { try handshake.check(status: status, headers: headers) }
+        } else {
+            #expect(throws: NetworkError.self, "\(replaced)") { try handshake.check(status: status, headers: headers) }
+        }
+    }
+
+    @Test("a subprotocol chosen when none was offered fails")
+    func subprotocolNotOffered() {
+        let (status, headers) = answer(accepted + [("Sec-WebSocket-Protocol", "chat")])
+        #expect(throws: NetworkError.self) {
+            try WebSocketHandshake(key: rfcKey, subprotocols: []).check(status: status, headers: headers)
         }
     }
 }

@@ -101,8 +101,8 @@ import Testing
     @Test(
         "a close frame with one byte, or a code that may not be sent, breaks the protocol",
         arguments: [
-            [0x03], [0x00, 0x00], [0x03, 0xE7], [0x03, 0xEC], [0x03, 0xED], [0x03, 0xEE], [0x03, 0xF7], [0x0B, 0xB7],
-            [0x13, 0x88],
+            [0x03], [0x00, 0x00], [0x03, 0xE7], [0x03, 0xEC], [0x03, 0xED], [0x03, 0xEE], [0x03, 0xF7], [0x03, 0xF8],
+            [0x07, 0xD0], [0x0B, 0xB7], [0x13, 0x88],
         ]
             as [[UInt8]])
     func badCloseCodes(_ bytes: [UInt8]) {
@@ -120,5 +120,35 @@ import Testing
         let payload = WebSocketClose(code: .normal, reason: reason).payload
         #expect(payload.count == 2 + 122)
         #expect(try WebSocketClose(payload: payload).reason == String(repeating: "é", count: 61))
+    }
+
+    @Test(
+        "every code a close frame may carry is read: the defined ones, the registered 1012 to 1014, and 3000 to 4999",
+        arguments: [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999]
+            as [UInt16])
+    func allowedCloseCodes(_ code: UInt16) throws {
+        let payload = Data([UInt8(code >> 8), UInt8(code & 0xFF)])
+        #expect(try events([WebSocketFrame(.close, payload)]) == [.close(WebSocketClose(code: .init(rawValue: code)))])
+    }
+
+    @Test("a close that may not be sent with its code (no status, abnormal, 1015) is written without one")
+    func unsendableCodes() {
+        for code: UInt16 in [1004, 1005, 1006, 1015, 999, 5000] {
+            #expect(WebSocketClose(code: .init(rawValue: code), reason: "x").payload.isEmpty, "\(code)")
+        }
+    }
+
+    @Test("one frame past the limit fails, a text as a binary")
+    func singleFrameLimit() {
+        for opcode: WebSocketFrame.Opcode in [.text, .binary] {
+            let frame = WebSocketFrame(opcode, Data(repeating: 0x61, count: 101))
+            #expect(failure([frame], limit: 100)?.closeCode == .messageTooBig)
+            #expect(failure([frame], limit: 101) == nil)
+        }
+    }
+
+    @Test("a compressed message fails: nothing inflates it yet, and its bytes read as they are would be wrong")
+    func compressedRefused() {
+        #expect(failure([WebSocketFrame(.text, Data("x".utf8), isCompressed: true)])?.closeCode == .protocolError)
     }
 }
