@@ -7,8 +7,50 @@ extension FuzzTarget {
             name: "websocket-frames",
             summary:
                 "a server's WebSocket bytes give the same frames and messages (or the same protocol error) however they are cut, each frame and message within its limit",
-            check: webSocketFrames)
+            check: webSocketFrames),
+        FuzzTarget(
+            name: "websocket-round-trip",
+            summary:
+                "frames made from the input, written masked as a client writes them, read back the same by a server's reader however the bytes are cut",
+            check: webSocketRoundTrip),
     ]
+
+    /// The input's bytes made into frames: each frame takes a header byte (its opcode, final
+    /// bit, RSV1), a length byte, then that many bytes of payload (control frames at most 125).
+    private static func webSocketRoundTrip(_ input: UnsafeRawBufferPointer) {
+        let bytes = [UInt8](input)
+        var frames: [WebSocketFrame] = []
+        var index = 0
+        let opcodes: [WebSocketFrame.Opcode] = [.continuation, .text, .binary, .close, .ping, .pong]
+        while index + 2 <= bytes.count {
+            let opcode = opcodes[Int(bytes[index] & 0x0F) % opcodes.count]
+            let limit = opcode.isControl ? WebSocketFrame.maximumControlPayload : 300
+            let count = min(Int(bytes[index + 1]) * 2, limit, bytes.count - index - 2)
+            let payload = Data(bytes[(index + 2)..<(index + 2 + count)])
+            frames.append(WebSocketFrame(opcode, payload, isFinal: opcode.isControl || bytes[index] & 0x80 != 0))
+            index += 2 + count
+        }
+        var wire = Data()
+        for (number, frame) in frames.enumerated() {
+            wire.append(frame.encoded(maskingKey: UInt32(truncatingIfNeeded: number &* 0x9E37_79B9)))
+        }
+        for step in [wire.count + 1, 1, 7, 13] where step > 0 {
+            var reader = WebSocketFrameReader(expectsMasked: true, maximumPayload: 300)
+            var read: [WebSocketFrame] = []
+            var offset = 0
+            while offset < wire.count {
+                reader.append(wire[offset..<min(offset + step, wire.count)])
+                offset += step
+                do {
+                    while let frame = try reader.next() { read.append(frame) }
+                } catch {
+                    require(false, "a frame Courier wrote was refused: \(error.reason)")
+                }
+            }
+            require(read == frames, "read back otherwise, cut every \(step) bytes")
+            require(reader.bufferedByteCount == 0, "bytes left over")
+        }
+    }
 
     private static func webSocketFrames(_ input: UnsafeRawBufferPointer) {
         guard let (stream, pieces) = split(input) else { return }
