@@ -29,6 +29,8 @@ static struct {
     int (*easy_setopt)(courier_curl_easy *, int, ...);
     int (*easy_getinfo)(courier_curl_easy *, int, ...);
     int (*easy_pause)(courier_curl_easy *, int);
+    int (*easy_send)(courier_curl_easy *, const void *, size_t, size_t *);
+    int (*easy_recv)(courier_curl_easy *, void *, size_t, size_t *);
     const char *(*easy_strerror)(int);
     courier_curl_slist *(*slist_append)(courier_curl_slist *, const char *);
     void (*slist_free_all)(courier_curl_slist *);
@@ -74,6 +76,8 @@ static void load(void) {
     LOAD(easy_setopt, "curl_easy_setopt");
     LOAD(easy_getinfo, "curl_easy_getinfo");
     LOAD(easy_pause, "curl_easy_pause");
+    LOAD(easy_send, "curl_easy_send");
+    LOAD(easy_recv, "curl_easy_recv");
     LOAD(easy_strerror, "curl_easy_strerror");
     LOAD(slist_append, "curl_slist_append");
     LOAD(slist_free_all, "curl_slist_free_all");
@@ -109,6 +113,12 @@ courier_curl_easy *courier_curl_easy_init(void) { return curl.easy_init(); }
 void courier_curl_easy_cleanup(courier_curl_easy *easy) { curl.easy_cleanup(easy); }
 void courier_curl_easy_reset(courier_curl_easy *easy) { curl.easy_reset(easy); }
 int courier_curl_easy_perform(courier_curl_easy *easy) { return curl.easy_perform(easy); }
+int courier_curl_easy_send(courier_curl_easy *easy, const void *buffer, size_t length, size_t *sent) {
+    return curl.easy_send(easy, buffer, length, sent);
+}
+int courier_curl_easy_recv(courier_curl_easy *easy, void *buffer, size_t length, size_t *received) {
+    return curl.easy_recv(easy, buffer, length, received);
+}
 int courier_curl_setopt_long(courier_curl_easy *easy, int option, long value) {
     return curl.easy_setopt(easy, option, value);
 }

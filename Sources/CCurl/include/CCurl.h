@@ -60,6 +60,14 @@ const char *courier_curl_easy_strerror(int code);
 int courier_curl_easy_pause(courier_curl_easy *easy, int bitmask);
 /// The socket of the connection `easy` last used (after its transfer), or -1.
 int courier_curl_last_socket(courier_curl_easy *easy);
+/// Sends bytes on the connection of a handle that `COURIER_CURLOPT_CONNECT_ONLY` made (one that
+/// speaks its own protocol, a WebSocket's): TLS, when the URL asked for it, is libcurl's. Returns
+/// a CURLE code, `COURIER_CURLE_AGAIN` when the socket takes nothing now; `sent` says how much
+/// went.
+int courier_curl_easy_send(courier_curl_easy *easy, const void *buffer, size_t length, size_t *sent);
+/// Receives bytes on such a connection: `COURIER_CURLE_AGAIN` when none are there yet, and 0
+/// bytes with `COURIER_CURLE_OK` once the peer has closed it.
+int courier_curl_easy_recv(courier_curl_easy *easy, void *buffer, size_t length, size_t *received);
 /// When `socket` is still the connection from `local_port` to `peer_port` and holds bytes
 /// nobody asked for yet (what an earlier answer sent past its end), shuts it down and
 /// returns 1; otherwise returns 0.
@@ -122,6 +130,7 @@ enum {
     COURIER_CURLOPT_INFILESIZE_LARGE = 30115,
     COURIER_CURLOPT_POSTFIELDSIZE_LARGE = 30120,
     COURIER_CURLOPT_TCP_NODELAY = 121,
+    COURIER_CURLOPT_CONNECT_ONLY = 141,
     COURIER_CURLOPT_TIMEOUT_MS = 155,
     COURIER_CURLOPT_CONNECTTIMEOUT_MS = 156,
     COURIER_CURLOPT_PROTOCOLS = 181,
@@ -198,6 +207,7 @@ enum {
     COURIER_CURLE_PEER_FAILED_VERIFICATION = 60,
     COURIER_CURLE_BAD_CONTENT_ENCODING = 61,
     COURIER_CURLE_SSL_CACERT_BADFILE = 77,
+    COURIER_CURLE_AGAIN = 81,
     COURIER_CURLE_SSL_ISSUER_ERROR = 83,
     COURIER_CURLE_SSL_PINNEDPUBKEYNOTMATCH = 90,
     COURIER_CURLE_HTTP2_STREAM = 92,
