@@ -19,11 +19,7 @@ package struct SHA1: BlockHash {
 
     static func compress(_ state: inout State, _ block: UnsafeRawBufferPointer) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 80) { w in
-            for i in 0..<16 {
-                w[i] =
-                    UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16 | UInt32(block[4 * i + 2]) << 8
-                    | UInt32(block[4 * i + 3])
-            }
+            loadBigEndianWords(of: block, into: w)
             for i in 16..<80 {
                 w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotatedLeft(1)
             }

@@ -29,11 +29,7 @@ package struct SHA256: BlockHash {
 
     static func compress(_ state: inout State, _ block: UnsafeRawBufferPointer) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
-            for i in 0..<16 {
-                w[i] =
-                    UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16 | UInt32(block[4 * i + 2]) << 8
-                    | UInt32(block[4 * i + 3])
-            }
+            loadBigEndianWords(of: block, into: w)
             for i in 16..<64 {
                 let s0 = w[i - 15].rotatedRight(7) ^ w[i - 15].rotatedRight(18) ^ (w[i - 15] >> 3)
                 let s1 = w[i - 2].rotatedRight(17) ^ w[i - 2].rotatedRight(19) ^ (w[i - 2] >> 10)
@@ -56,6 +52,15 @@ package struct SHA256: BlockHash {
                 state.7 &+ h
             )
         }
+    }
+}
+
+/// Reads a 64-byte block as 16 big-endian words into the first 16 of `words` (SHA-1, SHA-256).
+func loadBigEndianWords(of block: UnsafeRawBufferPointer, into words: UnsafeMutableBufferPointer<UInt32>) {
+    for i in 0..<16 {
+        words[i] =
+            UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16 | UInt32(block[4 * i + 2]) << 8
+            | UInt32(block[4 * i + 3])
     }
 }
 
