@@ -58,7 +58,8 @@
         private var requestBytes: UnsafeMutableRawBufferPointer?
         private var uploadDescriptor: Int32 = -1
         private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
-        private let faults: CurlFaults
+        /// Sets the handle's options (with the failures tests inject).
+        private let options: CurlOptions
         /// Whether the request's timeline wants the connection and byte counts too.
         private let measuresFacts: Bool
 
@@ -98,7 +99,7 @@
             self.streaming = request.streaming
             self.uploadLength = body.length
             self.deadline = deadline
-            self.faults = faults
+            self.options = CurlOptions(easy: easy, faults: faults)
             self.freshConnection = freshConnection
             self.measuresFacts = request.measuresExchange
             errorBuffer.initialize(repeating: 0, count: 256)
@@ -116,42 +117,6 @@
 
         // MARK: - Configuration
 
-        /// Sets an option through `apply`, or returns the result code a test injected.
-        private func setOption(_ option: Int32, _ apply: (OpaquePointer) -> Int32) -> Int32 {
-            faults.refusedOptions[option] ?? apply(easy)
-        }
-
-        private func set(_ option: Int32, _ value: Int) throws(NetworkError) {
-            try check(option, setOption(option) { courier_curl_setopt_long($0, option, value) })
-        }
-
-        private func set(_ option: Int32, _ text: String) throws(NetworkError) {
-            try check(option, setText(option, text))
-        }
-
-        private func setText(_ option: Int32, _ text: String) -> Int32 {
-            setOption(option) { easy in text.withCString { courier_curl_setopt_pointer(easy, option, $0) } }
-        }
-
-        private func set(_ option: Int32, pointer: UnsafeRawPointer?) throws(NetworkError) {
-            try check(option, setOption(option) { courier_curl_setopt_pointer($0, option, pointer) })
-        }
-
-        private func set(_ option: Int32, offset: Int64) throws(NetworkError) {
-            try check(option, setOption(option) { courier_curl_setopt_offset($0, option, offset) })
-        }
-
-        /// A request libcurl would send other than asked must not go out at all.
-        private func check(_ option: Int32, _ code: Int32) throws(NetworkError) {
-            guard code != Int32(COURIER_CURLE_OK) else { return }
-            throw NetworkError(
-                .transport, "libcurl refused option \(option) (\(Self.describe(code))); nothing was sent.")
-        }
-
-        private static func describe(_ code: Int32) -> String {
-            "libcurl \(code): \(String(cString: courier_curl_easy_strerror(code)))"
-        }
-
         private func configure(
             _ request: HTTPRequest, body: PreparedBody, timeout: Duration, tls: TLSOptions, cookieJar: OpaquePointer?,
             keptConnections: KeptConnections?
@@ -159,35 +124,36 @@
             // The URL as text, which libcurl parses itself; `url`, the part before the query, has its
             // scheme and host.
             let (text, url) = try request.wireURLText()
-            try set(Int32(COURIER_CURLOPT_URL), text)
-            try configureProtocols()
-            try set(Int32(COURIER_CURLOPT_NOSIGNAL), 1)
-            try set(Int32(COURIER_CURLOPT_TCP_NODELAY), 1)
-            try set(Int32(COURIER_CURLOPT_HTTP_VERSION), Int(COURIER_CURL_HTTP_VERSION_2TLS))
+            try options.set(Int32(COURIER_CURLOPT_URL), text)
+            try options.configureProtocols()
+            try options.set(Int32(COURIER_CURLOPT_NOSIGNAL), 1)
+            try options.set(Int32(COURIER_CURLOPT_TCP_NODELAY), 1)
+            try options.set(Int32(COURIER_CURLOPT_HTTP_VERSION), Int(COURIER_CURL_HTTP_VERSION_2TLS))
             // A year at most: a caller's "no timeout" (`.seconds(Int64.max)`) must not overflow.
             let milliseconds = max(1, Int(min(timeout.seconds * 1000, 3.2e10).rounded(.up)))
             // A streamed answer has no overall deadline: the transport times its head instead.
             if request.streaming == nil {
-                try set(Int32(COURIER_CURLOPT_TIMEOUT_MS), milliseconds)
+                try options.set(Int32(COURIER_CURLOPT_TIMEOUT_MS), milliseconds)
             } else {
-                try set(Int32(COURIER_CURLOPT_CONNECTTIMEOUT_MS), milliseconds)
+                try options.set(Int32(COURIER_CURLOPT_CONNECTTIMEOUT_MS), milliseconds)
             }
-            try set(Int32(COURIER_CURLOPT_ERRORBUFFER), pointer: errorBuffer)
-            try configureTLS(tls, for: url)
+            try options.set(Int32(COURIER_CURLOPT_ERRORBUFFER), pointer: errorBuffer)
+            try options.configureTLS(tls, for: url)
             // A proxy's answer to CONNECT is not the server's answer (it would begin the body).
-            try set(Int32(COURIER_CURLOPT_SUPPRESS_CONNECT_HEADERS), 1)
+            try options.set(Int32(COURIER_CURLOPT_SUPPRESS_CONNECT_HEADERS), 1)
             // libcurl silently resends a request whose kept-alive connection closed without an
             // answer; the server may have acted on it. A request that must not go twice gets a
             // connection of its own, which libcurl never retries.
-            if !request.isIdempotent || freshConnection { try set(Int32(COURIER_CURLOPT_FRESH_CONNECT), 1) }
+            if !request.isIdempotent || freshConnection { try options.set(Int32(COURIER_CURLOPT_FRESH_CONNECT), 1) }
             // Answers in memory may come compressed (every encoding libcurl decodes, as URLSession
             // asks); a download is written byte for byte and resumed by byte offsets, so it is not.
             // A libcurl built without decoders refuses: then nothing compressed is asked for.
-            if request.download == nil { _ = setText(Int32(COURIER_CURLOPT_ACCEPT_ENCODING), "") }
+            if request.download == nil { _ = options.setText(Int32(COURIER_CURLOPT_ACCEPT_ENCODING), "") }
             if usesCookieJar, let cookieJar {
                 let code = courier_curl_cookie_jar_use(easy, cookieJar)
                 guard code == Int32(COURIER_CURLE_OK) else {
-                    throw NetworkError(.transport, "libcurl could not attach the cookie jar (\(Self.describe(code))).")
+                    throw NetworkError(
+                        .transport, "libcurl could not attach the cookie jar (\(CurlOptions.describe(code))).")
                 }
             }
             try configureMethodAndBody(request.method, body)
@@ -209,10 +175,10 @@
             self.keptConnections = keptConnections
             let function = Int32(COURIER_CURLOPT_PREREQFUNCTION)
             let callback = unsafeBitCast(curlConnectionCheck, to: CFunction.self)
-            let code = setOption(function) { courier_curl_setopt_function($0, function, callback) }
+            let code = options.code(function) { courier_curl_setopt_function($0, function, callback) }
             guard code != Int32(COURIER_CURLE_UNKNOWN_OPTION) else { return }
-            try check(function, code)
-            try set(Int32(COURIER_CURLOPT_PREREQDATA), pointer: Unmanaged.passUnretained(self).toOpaque())
+            try options.check(function, code)
+            try options.set(Int32(COURIER_CURLOPT_PREREQDATA), pointer: Unmanaged.passUnretained(self).toOpaque())
         }
 
         /// Tells the transfer's place when its connection is ready (see ``TransferAdmission``).
@@ -220,10 +186,10 @@
         private func installConnectionReady() throws(NetworkError) {
             let function = Int32(COURIER_CURLOPT_PREREQFUNCTION)
             let callback = unsafeBitCast(curlConnectionReady, to: CFunction.self)
-            let code = setOption(function) { courier_curl_setopt_function($0, function, callback) }
+            let code = options.code(function) { courier_curl_setopt_function($0, function, callback) }
             guard code != Int32(COURIER_CURLE_UNKNOWN_OPTION) else { return connectionReady() }
-            try check(function, code)
-            try set(Int32(COURIER_CURLOPT_PREREQDATA), pointer: Unmanaged.passUnretained(self).toOpaque())
+            try options.check(function, code)
+            try options.set(Int32(COURIER_CURLOPT_PREREQDATA), pointer: Unmanaged.passUnretained(self).toOpaque())
         }
 
         /// The connection is set up, or kept alive (libcurl's thread, before the request).
@@ -253,66 +219,32 @@
         /// of it was sent: the transport sends it again on a new connection.
         struct UnreadBytes: Error {}
 
-        /// http and https only, on every hop libcurl might take. `PROTOCOLS_STR` needs libcurl
-        /// 7.85; older ones (Ubuntu 22.04 ships 7.81) know only the bit mask.
-        private func configureProtocols() throws(NetworkError) {
-            let code = setText(Int32(COURIER_CURLOPT_PROTOCOLS_STR), "http,https")
-            if code == Int32(COURIER_CURLE_UNKNOWN_OPTION) {
-                try set(Int32(COURIER_CURLOPT_PROTOCOLS), Int(COURIER_CURLPROTO_HTTP | COURIER_CURLPROTO_HTTPS))
-            } else {
-                try check(Int32(COURIER_CURLOPT_PROTOCOLS_STR), code)
-            }
-        }
-
-        /// Certificate authorities and the host's pins, failing closed: a libcurl that cannot pin
-        /// (some TLS backends cannot) must not connect as if it had. Each redirect hop is a
-        /// transfer of its own, so each host gets its own pins.
-        private func configureTLS(_ tls: TLSOptions, for url: URL) throws(NetworkError) {
-            if let authorities = tls.certificateAuthorities {
-                let code = setText(Int32(COURIER_CURLOPT_CAINFO), authorities.path)
-                guard code == Int32(COURIER_CURLE_OK) else {
-                    throw NetworkError(
-                        .tls,
-                        "libcurl cannot use the certificate authorities (\(Self.describe(code))); nothing was sent.")
-                }
-            }
-            let pins = try tls.pins(for: url.host ?? "")
-            if !pins.isEmpty {
-                let pins = pins.map { "sha256//" + $0 }.joined(separator: ";")
-                let code = setText(Int32(COURIER_CURLOPT_PINNEDPUBLICKEY), pins)
-                guard code == Int32(COURIER_CURLE_OK) else {
-                    throw NetworkError(
-                        .tls, "This libcurl cannot check public-key pins (\(Self.describe(code))); nothing was sent.")
-                }
-            }
-        }
-
         private func configureMethodAndBody(_ method: HTTPMethod, _ body: PreparedBody) throws(NetworkError) {
             switch body.content {
             case .none:
                 switch method {
-                case .get: try set(Int32(COURIER_CURLOPT_HTTPGET), 1)
-                case .head: try set(Int32(COURIER_CURLOPT_NOBODY), 1)
+                case .get: try options.set(Int32(COURIER_CURLOPT_HTTPGET), 1)
+                case .head: try options.set(Int32(COURIER_CURLOPT_NOBODY), 1)
                 case .post:
-                    try set(Int32(COURIER_CURLOPT_POST), 1)
-                    try set(Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), offset: 0)
-                default: try set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
+                    try options.set(Int32(COURIER_CURLOPT_POST), 1)
+                    try options.set(Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), offset: 0)
+                default: try options.set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
                 }
             case .data(let data):
                 let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(data.count, 1), alignment: 1)
                 data.copyBytes(to: bytes)
                 requestBytes = bytes
-                try set(Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), offset: Int64(data.count))
-                try set(Int32(COURIER_CURLOPT_POSTFIELDS), pointer: bytes.baseAddress)
-                if method != .post { try set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue) }
+                try options.set(Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), offset: Int64(data.count))
+                try options.set(Int32(COURIER_CURLOPT_POSTFIELDS), pointer: bytes.baseAddress)
+                if method != .post { try options.set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue) }
             case .file(let url, let length):
                 uploadDescriptor = open(url.path, O_RDONLY | O_CLOEXEC)
                 guard uploadDescriptor >= 0 else {
                     throw NetworkError(.fileSystem, "The upload file \(url.lastPathComponent) cannot be opened.")
                 }
-                try set(Int32(COURIER_CURLOPT_UPLOAD), 1)
-                try set(Int32(COURIER_CURLOPT_INFILESIZE_LARGE), offset: length)
-                try set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
+                try options.set(Int32(COURIER_CURLOPT_UPLOAD), 1)
+                try options.set(Int32(COURIER_CURLOPT_INFILESIZE_LARGE), offset: length)
+                try options.set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
             }
         }
 
@@ -331,7 +263,7 @@
                 }
                 headerList = list
             }
-            try set(Int32(COURIER_CURLOPT_HTTPHEADER), pointer: UnsafeRawPointer(headerList))
+            try options.set(Int32(COURIER_CURLOPT_HTTPHEADER), pointer: UnsafeRawPointer(headerList))
         }
 
         /// `User-Agent` (`process Courier libcurl/7.88.1`) and `Accept-Language` (the
@@ -351,8 +283,9 @@
         private func installCallbacks() throws(NetworkError) {
             let me = Unmanaged.passUnretained(self).toOpaque()
             func install(_ callback: CFunction, _ function: Int32, data: Int32) throws(NetworkError) {
-                try check(function, setOption(function) { courier_curl_setopt_function($0, function, callback) })
-                try set(data, pointer: me)
+                try options.check(
+                    function, options.code(function) { courier_curl_setopt_function($0, function, callback) })
+                try options.set(data, pointer: me)
             }
             try install(
                 unsafeBitCast(curlHeaderCallback, to: CFunction.self), Int32(COURIER_CURLOPT_HEADERFUNCTION),
@@ -366,7 +299,7 @@
             try install(
                 unsafeBitCast(curlProgressCallback, to: CFunction.self), Int32(COURIER_CURLOPT_XFERINFOFUNCTION),
                 data: Int32(COURIER_CURLOPT_XFERINFODATA))
-            try set(Int32(COURIER_CURLOPT_NOPROGRESS), 0)
+            try options.set(Int32(COURIER_CURLOPT_NOPROGRESS), 0)
         }
 
         // MARK: - Life cycle
