@@ -26,6 +26,8 @@ public actor NetworkClient {
     /// The latest exchanges, when the configuration keeps them.
     nonisolated let trafficLog: TrafficLog?
     private nonisolated let inFlight = InFlightRegistry()
+    /// The open WebSockets, each in the session epoch it was opened in.
+    private nonisolated let openSockets = InFlightRegistry()
     private nonisolated let shared = SharedTransfers()
     /// Whether a request is given a trace as it is made (the trace-context layer is installed).
     private nonisolated let carriesTraces: Bool
@@ -185,11 +187,52 @@ public actor NetworkClient {
     public nonisolated func cancelAll() {
         shared.detachAll()
         inFlight.cancelAll()
+        openSockets.cancelAll()
     }
 
-    /// Cancels the requests that began in a session epoch before `epoch`: a logout's part.
+    /// Cancels the requests that began in a session epoch before `epoch`, and closes the
+    /// WebSockets opened in one: a logout's part.
     nonisolated func cancelWork(before epoch: UInt64) {
         inFlight.cancel(before: epoch)
+        openSockets.cancel(before: epoch)
+    }
+
+    /// Keeps an open WebSocket of session epoch `epoch` until the returned closure runs (when
+    /// its ``WebSocket`` goes): ``cancelAll()`` and the end of its epoch close it, and drop what
+    /// it holds for its reader, even after the server closed it.
+    nonisolated func keep(_ link: any WebSocketLink, in epoch: UInt64) -> @Sendable () -> Void {
+        let entry = openSockets.add(epoch: epoch)
+        entry.attach { [session] in
+            let error =
+                session.epochNumber == epoch
+                ? NetworkError(.cancelled, "The WebSocket was closed by cancelAll().")
+                : session.endError(of: epoch, while: "the WebSocket was open")
+            link.abort(error, code: .goingAway)
+        }
+        return { [openSockets] in openSockets.remove(entry) }
+    }
+
+    /// The client's layers around `transport` instead of the client's transport.
+    nonisolated func chain(through transport: any Transport) -> InterceptorChain {
+        InterceptorChain(interceptors: chain.interceptors, transport: transport)
+    }
+
+    /// The certificate authorities and pins of the client's transport, for its WebSockets;
+    /// refused for a transport whose settings a WebSocket cannot know (it would connect
+    /// without the pins, or reach the network for a transport that never does).
+    nonisolated func webSocketTLS(for request: HTTPRequest) throws(NetworkError) -> TLSOptions {
+        switch configuration.transport {
+        case nil: return TLSOptions()
+        case let session as URLSessionTransport: return session.tls
+        default: break
+        }
+        #if os(Linux)
+            if let curl = configuration.transport as? CurlTransport { return curl.options.tls }
+        #endif
+        throw NetworkError(
+            .invalidRequest,
+            "A WebSocket opens with CurlTransport or URLSessionTransport only, not the client's transport."
+        ).describing(request, redactor: configuration.redactor)
     }
 
     /// The number of requests in flight, for a network activity indicator.
@@ -424,7 +467,7 @@ public actor NetworkClient {
     /// end's error (sessionExpired, with the answer that ended it, when the backend did), once
     /// the caches are empty.
     @inline(never)
-    private nonisolated func failure(_ error: any Error, of request: HTTPRequest, in scope: RequestScope) async
+    nonisolated func failure(_ error: any Error, of request: HTTPRequest, in scope: RequestScope) async
         -> NetworkError
     {
         var thrown = NetworkError.wrapping(error)

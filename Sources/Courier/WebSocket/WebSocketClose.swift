@@ -1,36 +1,48 @@
 import Foundation
 
-/// A close code (RFC 6455, section 7.4): why a WebSocket connection ends.
-package struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable {
-    package let rawValue: UInt16
+/// A close code (RFC 6455, section 7.4): why a WebSocket connection ends. Applications may
+/// use their own codes from 4000 to 4999.
+///
+/// ```swift
+/// await socket.close(code: 4001, reason: "left the room")
+/// ```
+public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, ExpressibleByIntegerLiteral {
+    /// The code's number.
+    public let rawValue: UInt16
 
-    package init(rawValue: UInt16) { self.rawValue = rawValue }
+    /// Creates a code.
+    /// - Parameter rawValue: The code's number.
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// Creates a code from a literal.
+    /// - Parameter value: The code's number.
+    public init(integerLiteral value: UInt16) { self.rawValue = value }
 
     /// 1000: the purpose of the connection is fulfilled.
-    package static let normal = Self(rawValue: 1000)
+    public static let normal = Self(rawValue: 1000)
     /// 1001: the endpoint is going away (a server shutting down, a page left).
-    package static let goingAway = Self(rawValue: 1001)
+    public static let goingAway = Self(rawValue: 1001)
     /// 1002: the other side broke the protocol.
-    package static let protocolError = Self(rawValue: 1002)
+    public static let protocolError = Self(rawValue: 1002)
     /// 1003: a kind of message the endpoint cannot take (binary to a text-only endpoint).
-    package static let unsupportedData = Self(rawValue: 1003)
+    public static let unsupportedData = Self(rawValue: 1003)
     /// 1005: the close frame had no code. Never sent.
-    package static let noStatus = Self(rawValue: 1005)
+    public static let noStatus = Self(rawValue: 1005)
     /// 1006: the connection ended without a close frame. Never sent.
-    package static let abnormal = Self(rawValue: 1006)
+    public static let abnormal = Self(rawValue: 1006)
     /// 1007: a text message was not UTF-8.
-    package static let invalidData = Self(rawValue: 1007)
+    public static let invalidData = Self(rawValue: 1007)
     /// 1008: a message broke the endpoint's policy.
-    package static let policyViolation = Self(rawValue: 1008)
+    public static let policyViolation = Self(rawValue: 1008)
     /// 1009: a message was larger than the endpoint takes.
-    package static let messageTooBig = Self(rawValue: 1009)
+    public static let messageTooBig = Self(rawValue: 1009)
     /// 1011: the server met an unexpected condition.
-    package static let internalError = Self(rawValue: 1011)
+    public static let internalError = Self(rawValue: 1011)
 
     /// Whether a close frame may carry the code: 1000–1003, 1007–1014 (those defined and
     /// registered), 3000–4999 (libraries' and applications' own). Not 1004, 1005, 1006 or 1015,
     /// which are reserved or never sent, nor anything below 1000 or above 4999.
-    package var isAllowedOnTheWire: Bool {
+    public var isAllowedOnTheWire: Bool {
         switch rawValue {
         case 1000...1003, 1007...1014, 3000...4999: true
         default: false
@@ -38,14 +50,19 @@ package struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable {
     }
 }
 
-/// The payload of a close frame: a code and a reason, or nothing (section 5.5.1).
-package struct WebSocketClose: Sendable, Equatable {
+/// How a WebSocket connection was closed: the code and reason of a close frame (RFC 6455,
+/// section 5.5.1).
+public struct WebSocketClose: Sendable, Equatable {
     /// The code; ``WebSocketCloseCode/noStatus`` when the frame carried none.
-    package var code: WebSocketCloseCode
-    /// The reason, UTF-8; empty when none was given.
-    package var reason: String
+    public var code: WebSocketCloseCode
+    /// The reason; empty when none was given.
+    public var reason: String
 
-    package init(code: WebSocketCloseCode, reason: String = "") {
+    /// Creates a close.
+    /// - Parameters:
+    ///   - code: The code.
+    ///   - reason: The reason.
+    public init(code: WebSocketCloseCode, reason: String = "") {
         self.code = code
         self.reason = reason
     }

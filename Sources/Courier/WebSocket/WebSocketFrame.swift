@@ -78,7 +78,22 @@ package struct WebSocketFrame: Sendable, Equatable {
 
     /// XORs `bytes` with the masking key, the key's `from % 4`th byte first (section 5.3).
     static func mask(_ bytes: UnsafeMutableRawBufferPointer, with key: [UInt8], from offset: Int) {
-        for index in bytes.indices { bytes[index] ^= key[(offset + index) & 3] }
+        guard let base = bytes.baseAddress else { return }
+        // The key turned so that its first byte falls on `bytes[0]`, eight bytes at a time.
+        let turned = (0..<4).map { key[(offset + $0) & 3] }
+        var word: UInt64 = 0
+        for index in 0..<8 { word |= UInt64(turned[index & 3]) << (8 * index) }
+        word = UInt64(littleEndian: word)
+        var index = 0
+        while index + 8 <= bytes.count {
+            let value = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            base.storeBytes(of: value ^ word, toByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < bytes.count {
+            bytes[index] ^= turned[index & 3]
+            index += 1
+        }
     }
 }
 

@@ -1,0 +1,137 @@
+import Foundation
+
+extension Endpoint where Response == WebSocket {
+    /// An endpoint that opens a WebSocket with ``NetworkClient/webSocket(_:options:)``: a `GET`
+    /// to `path` (joined to the base URL as any endpoint's; `https` becomes `wss`), whose
+    /// handshake goes through the client's layers.
+    ///
+    /// ```swift
+    /// extension Endpoint where Response == WebSocket {
+    ///     static func chat(room: Int) -> Self { .webSocket("chat", query: ["room": "\(room)"]) }
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - path: The path, relative to the base URL.
+    ///   - query: Query parameters.
+    ///   - headers: Header fields of the handshake.
+    ///   - subprotocols: The subprotocols to offer, in order of preference
+    ///     (`Sec-WebSocket-Protocol`); ``WebSocket/subprotocol`` tells the one chosen.
+    /// - Returns: The endpoint.
+    public static func webSocket(
+        _ path: String, query: Parameters = [:], headers: HTTPHeaders = [:], subprotocols: [String] = []
+    ) -> Self {
+        var headers = headers
+        if !subprotocols.isEmpty { headers[WebSocketUpgrade.protocolField] = subprotocols.joined(separator: ", ") }
+        return Self(method: .get, path: path, query: query, headers: headers, decoding: .webSocket)
+    }
+}
+
+extension ResponseDecoding where Response == WebSocket {
+    /// A WebSocket is opened, not decoded: sent with ``NetworkClient/send(_:)``, such an
+    /// endpoint throws ``NetworkError/Code/invalidRequest``.
+    static var webSocket: Self {
+        Self(checksContentType: false) { (_, _) throws(NetworkError) in
+            throw NetworkError(
+                .invalidRequest, "A WebSocket endpoint is opened with webSocket(_:options:), not sent with send(_:).")
+        }
+    }
+}
+
+extension NetworkClient {
+    /// Opens a WebSocket. The handshake is a request like any other: it goes through the
+    /// client's layers (the token, common parameters, headers, a signature), and when the
+    /// server refuses it for the token or asks for a login, the session refreshes or logs in
+    /// and the handshake is made again.
+    ///
+    /// The connection belongs to the session it was opened in: a logout or a login as someone
+    /// else closes it, as does ``cancelAll()``.
+    ///
+    /// ```swift
+    /// let socket = try await client.webSocket(.webSocket("chat"))
+    /// ```
+    /// - Parameters:
+    ///   - endpoint: The handshake's endpoint (see ``Endpoint/webSocket(_:query:headers:subprotocols:)``).
+    ///   - options: The message size limit, pings and close timeout.
+    /// - Returns: The open connection.
+    /// - Throws: ``NetworkError``: ``NetworkError/Code/httpStatus`` or
+    ///   ``NetworkError/Code/business`` when the server answered without switching protocols,
+    ///   ``NetworkError/Code/transport`` for an answer that does not complete the handshake,
+    ///   ``NetworkError/Code/cancelled``, ``NetworkError/Code/timedOut``,
+    ///   ``NetworkError/Code/tls``, ``NetworkError/Code/invalidRequest`` for a subprotocol that
+    ///   is not a token.
+    public nonisolated func webSocket(_ endpoint: Endpoint<WebSocket>, options: WebSocketOptions = WebSocketOptions())
+        async throws(NetworkError) -> WebSocket
+    {
+        let request = try makeRequest(endpoint)
+        let entry = register()
+        defer { finish(entry) }
+        let scope: RequestScope
+        do {
+            scope = try await self.scope(of: entry, in: nil, request)
+        } catch {
+            throw await afterItsEpoch(error, of: entry)
+        }
+        let upgrade = WebSocketUpgrade(
+            options: options, tls: try webSocketTLS(for: request),
+            maximumBodySize: Int(clamping: request.maximumResponseBodySize ?? 1024 * 1024))
+        let context = InterceptorContext(client: self, epoch: scope.epoch, skipping: endpoint.skippedLayers)
+        let chain = self.chain(through: upgrade)
+        let started = startedTask(priority: Task.currentPriority) {
+            try scope.check("it was about to be sent")
+            return try await chain.send(request, context: context, skipping: endpoint.skippedLayers)
+        }
+        scope.entry.attach { started.cancel() }
+        let result = await withTaskCancellationHandler {
+            await started.result
+        } onCancel: {
+            started.cancel()
+        }
+        do {
+            let response = try result.get()
+            guard let opened = upgrade.take(answering: response) else {
+                upgrade.discard()
+                throw refusal(response, for: request)
+            }
+            // Kept before the check: a logout after it finds the connection and closes it.
+            let forget = keep(opened.link, in: scope.epoch.number)
+            do throws(NetworkError) {
+                try scope.check("it opened")
+            } catch {
+                opened.link.abort(error, code: .goingAway)
+                forget()
+                throw error
+            }
+            return WebSocket(link: opened.link, response: response, subprotocol: opened.subprotocol, forget: forget)
+        } catch {
+            upgrade.discard()
+            throw await failure(error, of: request, in: scope)
+        }
+    }
+
+    /// The error for a handshake the server answered without switching protocols: its status,
+    /// else the business code of its envelope, else the answer itself.
+    private nonisolated func refusal(_ response: HTTPResponse, for request: HTTPRequest) -> NetworkError {
+        do throws(NetworkError) {
+            try validation.validate(response, method: .get, checksContentType: false)
+        } catch {
+            return error
+        }
+        if let code = EnvelopeProbe.code(in: response.body, decoder: decodingContext.decoder),
+            configuration.envelope.successKey != nil || !configuration.envelope.successCodes.contains(code)
+        {
+            var error = NetworkError(.business, "The server refused the WebSocket with business code \(code).")
+            error.businessCode = code
+            error.status = response.status
+            error.headers = response.headers
+            error.body = response.body
+            return error
+        }
+        var error = NetworkError(
+            .transport,
+            "The server answered the WebSocket's handshake with \(response.status), not 101 Switching Protocols.")
+        error.status = response.status
+        error.headers = response.headers
+        error.body = response.body
+        return error
+    }
+}
