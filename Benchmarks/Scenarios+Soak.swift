@@ -4,7 +4,7 @@ import Foundation
 extension Scenarios {
     /// S10: soaks of 100,000 requests from 16 concurrent tasks on the default transport, one
     /// against each peer: nginx when installed, and always LoopbackServer, which handles
-    /// connections in its own way and runs in this process. Not with `--quick`: a soak is
+    /// connections in its own way and runs in this process; then 10,000 WebSocket connections. Not with `--quick`: a soak is
     /// never short.
     func s10Soak() async throws -> [Measurement] {
         var results = [try await soak(against: peer)]
@@ -13,6 +13,7 @@ extension Scenarios {
             defer { loopback.stop() }
             results.append(try await soak(against: loopback))
         }
+        results.append(try await webSocketSoak())
         return results
     }
 

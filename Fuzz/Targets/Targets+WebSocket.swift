@@ -13,7 +13,54 @@ extension FuzzTarget {
             summary:
                 "frames made from the input, written masked as a client writes them, read back the same by a server's reader however the bytes are cut",
             check: webSocketRoundTrip),
+        FuzzTarget(
+            name: "websocket-handshake-answer",
+            summary:
+                "a server's answer to the WebSocket handshake reads the same (or fails the same) however it is cut, its head and body within their limits",
+            check: webSocketHandshakeAnswer),
     ]
+
+    private static func webSocketHandshakeAnswer(_ input: UnsafeRawBufferPointer) {
+        guard let (stream, pieces) = split(input) else { return }
+        let limit = 256
+        /// What the pieces amount to: the answer (status, header fields, body, and the bytes after
+        /// a `101`'s head), or the error; the server's close ends the bytes.
+        func run(_ pieces: [Data]) -> Result<String, NetworkError> {
+            var reader = HandshakeAnswerReader(maximumBodySize: limit, url: nil)
+            func describe(_ response: HTTPResponse, _ leftover: [UInt8]?) -> String {
+                require(response.body.count <= limit, "a body over the limit was read")
+                let fields = response.headers.map { "\($0.name)=\($0.value)" }.joined(separator: "|")
+                return
+                    "\(response.status) \(fields) \(response.body.hexString) \(leftover.map { Data($0).hexString } ?? "-")"
+            }
+            do throws(NetworkError) {
+                var progress = HandshakeAnswerReader.Progress.needsMore
+                var taken = 0
+                for piece in pieces {
+                    progress = try reader.append(piece)
+                    taken += piece.count
+                    if case .needsMore = progress { continue }
+                    break
+                }
+                switch progress {
+                case .needsMore: return .success(describe(try reader.finish(), nil))
+                case .answered(let response): return .success(describe(response, nil))
+                case .upgraded(let response, let leftover):
+                    // The bytes after the head, those of the pieces not yet given included.
+                    return .success(describe(response, leftover + stream.dropFirst(taken)))
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
+        let whole = run([Data(stream)])
+        let cut = run(pieces)
+        switch (whole, cut) {
+        case (.success(let a), .success(let b)): require(a == b, "cut into pieces, the answer read otherwise")
+        case (.failure(let a), .failure(let b)): require(a.code == b.code, "cut into pieces, it failed otherwise")
+        default: require(false, "cut into pieces, it read \(cut) instead of \(whole)")
+        }
+    }
 
     /// The input's bytes made into frames: each frame takes a header byte (its opcode, final
     /// bit, RSV1), a length byte, then that many bytes of payload (control frames at most 125).

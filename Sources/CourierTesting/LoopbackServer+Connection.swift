@@ -25,6 +25,9 @@ extension LoopbackServer {
             while let request = readRequest() {
                 core.record(.received(method: request.method, target: request.target), request: request)
                 let response = respond(to: request)
+                if let route = response.webSocket {
+                    return serveWebSocket(route, response, to: request, unread: parser.takeUnread())
+                }
                 guard serve(response, to: request) else { return }
                 let connection = request.headers["Connection"]?.lowercased()
                 if connection == "close" { return }
@@ -124,6 +127,36 @@ extension LoopbackServer {
             let complete = !writer.isDropped && write(StreamWriter.lastChunk)
             core.record(complete ? .answered(target: request.target) : .clientClosedEarly(target: request.target))
             return false
+        }
+
+        /// Accepts a WebSocket handshake and hands the connection to the route's session; the
+        /// connection ends with it. A request that does not ask for the upgrade is answered 400.
+        private func serveWebSocket(
+            _ route: WebSocketRoute, _ response: Response, to request: Request, unread: [UInt8]
+        ) {
+            guard request.headers["Upgrade"]?.lowercased() == "websocket",
+                request.headers["Sec-WebSocket-Version"] == "13",
+                let key = request.headers["Sec-WebSocket-Key"]
+            else {
+                let reason = "Not a WebSocket handshake."
+                _ = write(
+                    Array(
+                        ("HTTP/1.1 400 Bad Request\r\nContent-Length: \(reason.utf8.count)\r\nConnection: close\r\n\r\n"
+                            + reason).utf8))
+                core.record(.answered(target: request.target))
+                return
+            }
+            var head = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            head += "Sec-WebSocket-Accept: \(WebSocketHandshake.accept(for: key))\r\n"
+            if let subprotocol = route.subprotocol { head += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
+            for field in response.headers { head += "\(field.name): \(field.value)\r\n" }
+            guard write(Array((head + "\r\n").utf8)) else {
+                core.record(.clientClosedEarly(target: request.target))
+                return
+            }
+            core.record(.answered(target: request.target))
+            let connection = WebSocketConnection(socket: socket, request: request, unread: unread)
+            run { await route.session(connection) }
         }
 
         /// Sends an answer, acting out its delay and fault. Returns whether the connection can

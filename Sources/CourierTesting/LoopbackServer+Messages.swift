@@ -69,6 +69,8 @@ extension LoopbackServer {
         public var fault: Fault?
         /// Writes the body as it goes (see ``stream(status:headers:_:)``); `body` is not sent then.
         var streamBody: (@Sendable (StreamWriter) async -> Void)?
+        /// Takes the connection over as a WebSocket (see ``webSocket(subprotocol:headers:_:)``).
+        var webSocket: WebSocketRoute?
 
         /// Creates an answer.
         /// - Parameters:

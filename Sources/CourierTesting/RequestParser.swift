@@ -73,6 +73,17 @@ package struct RequestParser {
         }
     }
 
+    /// The bytes fed and not read: what came after the last request (a WebSocket's first frames
+    /// after its handshake). The parser holds none afterwards.
+    package mutating func takeUnread() -> [UInt8] {
+        defer {
+            buffer = []
+            start = 0
+            scanned = 0
+        }
+        return Array(buffer[start...])
+    }
+
     /// Adds bytes that arrived.
     package mutating func feed(_ bytes: some Collection<UInt8>) {
         guard !hasFailed else { return }

@@ -19,7 +19,7 @@ public actor NetworkClient {
     private nonisolated let base: URLJoiner.Base
     nonisolated let decodingContext: DecodingContext
     nonisolated let validation: ResponseValidation
-    private nonisolated let gate: ReachabilityGate?
+    nonisolated let gate: ReachabilityGate?
     /// The configuration's session, or one nobody signs in to.
     nonisolated let session: Session
 
@@ -198,16 +198,16 @@ public actor NetworkClient {
     }
 
     /// Keeps an open WebSocket of session epoch `epoch` until the returned closure runs (when
-    /// its ``WebSocket`` goes): ``cancelAll()`` and the end of its epoch close it, and drop what
+    /// the socket goes): ``cancelAll()`` and the end of its epoch close it for good, and drop what
     /// it holds for its reader, even after the server closed it.
-    nonisolated func keep(_ link: any WebSocketLink, in epoch: UInt64) -> @Sendable () -> Void {
+    nonisolated func keep(_ socket: WebSocket, in epoch: UInt64) -> @Sendable () -> Void {
         let entry = openSockets.add(epoch: epoch)
-        entry.attach { [session] in
+        entry.attach { [session, weak socket] in
             let error =
                 session.epochNumber == epoch
                 ? NetworkError(.cancelled, "The WebSocket was closed by cancelAll().")
                 : session.endError(of: epoch, while: "the WebSocket was open")
-            link.abort(error, code: .goingAway)
+            socket?.stop(error, code: .goingAway)
         }
         return { [openSockets] in openSockets.remove(entry) }
     }

@@ -148,6 +148,12 @@ package struct HandshakeAnswerReader: Sendable {
                 case .trailer:
                     guard let line = try takeLine() else { return .needsMore }
                     if line.isEmpty { return .answered(response(head)) }
+                    // Trailer lines count as header lines.
+                    headBytes += line.count + 2
+                    guard headBytes <= HTTPResponse.maximumHeaderSize else {
+                        throw NetworkError(
+                            .responseTooLarge, "The handshake's answer has more than 256 KiB of header lines.")
+                    }
                 }
             }
         }
@@ -159,6 +165,7 @@ package struct HandshakeAnswerReader: Sendable {
             guard buffer.count <= 4096 else { throw Self.malformed("a chunk's line is longer than 4 KiB") }
             return nil
         }
+        guard newline <= 4096 else { throw Self.malformed("a chunk's line is longer than 4 KiB") }
         guard newline > 0, buffer[newline - 1] == 0x0D else {
             throw Self.malformed("a chunk's line ends without CR LF")
         }

@@ -62,12 +62,33 @@ extension NetworkClient {
     public nonisolated func webSocket(_ endpoint: Endpoint<WebSocket>, options: WebSocketOptions = WebSocketOptions())
         async throws(NetworkError) -> WebSocket
     {
+        let (first, epoch) = try await openWebSocket(endpoint, options: options, in: nil)
+        // The socket holds the client, which opens it again; the client holds it only weakly.
+        let socket = WebSocket(first: first, options: options) { () async throws(NetworkError) in
+            await self.waitUntilReachable()
+            return try await self.openWebSocket(endpoint, options: options, in: epoch).connection
+        }
+        // Kept before the check: a logout after it finds the socket and closes it.
+        socket.setForget(keep(socket, in: epoch.number))
+        guard epoch.isCurrent else {
+            let error = session.endError(of: epoch.number, while: "the WebSocket opened")
+            socket.stop(error, code: .goingAway)
+            throw error
+        }
+        return socket
+    }
+
+    /// One connection of `endpoint`: its handshake through the layers, in session epoch
+    /// `epoch` (a reconnection's) or the current one.
+    private nonisolated func openWebSocket(
+        _ endpoint: Endpoint<WebSocket>, options: WebSocketOptions, in epoch: SessionEpoch?
+    ) async throws(NetworkError) -> (connection: WebSocket.Connection, epoch: SessionEpoch) {
         let request = try makeRequest(endpoint)
-        let entry = register()
+        let entry = register(in: epoch)
         defer { finish(entry) }
         let scope: RequestScope
         do {
-            scope = try await self.scope(of: entry, in: nil, request)
+            scope = try await self.scope(of: entry, in: epoch, request)
         } catch {
             throw await afterItsEpoch(error, of: entry)
         }
@@ -76,7 +97,9 @@ extension NetworkClient {
             maximumBodySize: Int(clamping: request.maximumResponseBodySize ?? 1024 * 1024))
         let context = InterceptorContext(client: self, epoch: scope.epoch, skipping: endpoint.skippedLayers)
         let chain = self.chain(through: upgrade)
+        let gate = self.gate
         let started = startedTask(priority: Task.currentPriority) {
+            if let gate { try await gate.admit(request.url) }
             try scope.check("it was about to be sent")
             return try await chain.send(request, context: context, skipping: endpoint.skippedLayers)
         }
@@ -92,20 +115,27 @@ extension NetworkClient {
                 upgrade.discard()
                 throw refusal(response, for: request)
             }
-            // Kept before the check: a logout after it finds the connection and closes it.
-            let forget = keep(opened.link, in: scope.epoch.number)
             do throws(NetworkError) {
                 try scope.check("it opened")
             } catch {
                 opened.link.abort(error, code: .goingAway)
-                forget()
                 throw error
             }
-            return WebSocket(link: opened.link, response: response, subprotocol: opened.subprotocol, forget: forget)
+            return (
+                WebSocket.Connection(link: opened.link, response: response, subprotocol: opened.subprotocol),
+                scope.epoch
+            )
         } catch {
             upgrade.discard()
             throw await failure(error, of: request, in: scope)
         }
+    }
+
+    /// Returns once the client's reachability monitor, if any, says the network is there (or
+    /// the task is cancelled): a connection opens again when it can, without spinning.
+    private nonisolated func waitUntilReachable() async {
+        guard let monitor = configuration.reachability, monitor.status == .offline else { return }
+        for await status in monitor.statusUpdates() where status != .offline { return }
     }
 
     /// The error for a handshake the server answered without switching protocols: its status,

@@ -96,7 +96,7 @@ package final class WebSocketUpgrade: Transport, @unchecked Sendable {
             try await CurlWebSocketOpening.link(
                 request, handshake: handshake, options: options, tls: tls, maximumBodySize: maximumBodySize)
         #else
-            throw NetworkError(.transport, "WebSockets are not available on this platform yet.")
+            try await URLSessionWebSocketLink.open(request, options: options, tls: tls)
         #endif
     }
 }

@@ -76,11 +76,15 @@
         ) {
             self.easy = easy
             self.socket = socket
-            self.options = options
+            // Settled again: the options' properties may have been set past the initialiser's checks.
+            self.options = WebSocketOptions(
+                maximumMessageSize: options.maximumMessageSize, pingInterval: options.pingInterval,
+                closeTimeout: options.closeTimeout)
             self.poller = poller
+            // Read at once: libcurl may hold bytes that came with the handshake's answer.
             state = State(
                 conversation: WebSocketConversation(maximumMessageSize: options.maximumMessageSize), leftover: leftover,
-                readAgain: !leftover.isEmpty, nextPing: options.pingInterval.map { .now + $0 })
+                readAgain: true, nextPing: self.options.pingInterval.map { .now + $0 })
         }
 
         /// Starts serving the connection.
@@ -122,11 +126,13 @@
                 state.nextID += 1
                 return state.nextID
             }
+            // Masked outside the lock: a large message would hold up the poller's thread.
+            let bytes = WebSocketConversation.encode(message)
             let result = await withTaskCancellationHandler {
                 defer { lock.withLock {} }
                 return await withCheckedContinuation { continuation in
                     let refused = lock.withLock { () -> NetworkError? in
-                        guard state.end == nil, let bytes = state.conversation.write(message) else {
+                        guard state.end == nil, state.conversation.phase == .open else {
                             return Self.closedError(state.end)
                         }
                         state.outbound.append(Outgoing(id: id, bytes: bytes, isData: true, sender: continuation))
@@ -222,15 +228,19 @@
 
         func close(_ close: WebSocketClose) async {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                var resumes: [() -> Void] = []
                 let done = lock.withLock { () -> Bool in
                     guard !state.released else { return true }
                     if state.end == nil, let bytes = state.conversation.close(close) {
                         enqueueControl(bytes)
+                        // Nothing may follow the close: messages not yet begun fail.
+                        resumes = dropUnsentData(Self.closedError(.closed(close)))
                         state.deadline = .now + options.closeTimeout
                     }
                     state.closers.append(continuation)
                     return false
                 }
+                for resume in resumes { resume() }
                 if done { return continuation.resume() }
                 poller.wake()
             }
@@ -239,10 +249,14 @@
 
         func abort(_ error: NetworkError, code: WebSocketCloseCode) {
             let resumes = lock.withLock { () -> [() -> Void] in
-                guard !state.released, state.end == nil else { return [] }
-                // Nothing held for the reader is handed out after this (a logout's end, say).
+                // Nothing held for the reader is handed out after this (a logout's end, say), even
+                // when the connection had ended already.
                 state.inbound = []
                 state.inboundBytes = 0
+                guard state.end == nil else {
+                    if case .closed = state.end { state.end = .failed(error) }
+                    return []
+                }
                 if let bytes = state.conversation.close(WebSocketClose(code: code)) { enqueueControl(bytes) }
                 return end(.failed(error))
             }
@@ -315,6 +329,8 @@
         @discardableResult
         private func deliver(_ bytes: some Sequence<UInt8>) -> Bool {
             let (resumes, more) = lock.withLock { () -> ([() -> Void], Bool) in
+                // Whatever arrives shows the server alive, as a pong would.
+                state.unansweredPings = 0
                 var resumes: [() -> Void] = []
                 for event in state.conversation.receive(bytes) {
                     switch event {
@@ -328,7 +344,6 @@
                             if state.inboundBytes >= Self.highWater { state.paused = true }
                         }
                     case .pong(let payload):
-                        state.unansweredPings = 0
                         // A pong answers its ping and every one before it.
                         if let index = state.pings.firstIndex(where: { $0.payload == payload }) {
                             for waiter in state.pings[...index] {
@@ -368,12 +383,35 @@
             }
         }
 
-        /// Queues a control frame: after the frame being written, ahead of the data waiting.
+        /// Queues a control frame: after the frame being written and the control frames waiting,
+        /// ahead of the data waiting. A pong takes the place of one not yet begun (a server that
+        /// pings faster than it reads gets the latest answer only, as section 5.5.3 allows).
+        /// Under `lock`.
         private func enqueueControl(_ bytes: Data) {
             state.nextID += 1
             let frame = Outgoing(id: state.nextID, bytes: bytes, isData: false)
-            let index = state.outbound.firstIndex { !$0.started } ?? state.outbound.endIndex
+            let isPong = bytes.first.map { $0 & 0x0F == WebSocketFrame.Opcode.pong.rawValue } ?? false
+            if isPong,
+                let waiting = state.outbound.firstIndex(where: {
+                    !$0.started && !$0.isData && $0.bytes.first == bytes.first
+                })
+            {
+                state.outbound[waiting] = frame
+                return
+            }
+            let index = state.outbound.firstIndex { !$0.started && $0.isData } ?? state.outbound.endIndex
             state.outbound.insert(frame, at: index)
+        }
+
+        /// Fails the messages not yet begun: nothing may follow a close. Under `lock`.
+        private func dropUnsentData(_ error: NetworkError) -> [() -> Void] {
+            var resumes: [() -> Void] = []
+            state.outbound.removeAll { frame in
+                guard frame.isData, !frame.started else { return false }
+                if let sender = frame.sender { resumes.append { sender.resume(returning: .failure(error)) } }
+                return true
+            }
+            return resumes
         }
 
         /// Records how the connection ended (the first end counts) and fails what waits on it:
@@ -392,11 +430,7 @@
             }
             for waiter in state.pings { resumes.append { waiter.continuation.resume(returning: .failure(error)) } }
             state.pings = []
-            state.outbound.removeAll { frame in
-                guard frame.isData, !frame.started else { return false }
-                if let sender = frame.sender { resumes.append { sender.resume(returning: .failure(error)) } }
-                return true
-            }
+            resumes += dropUnsentData(error)
             // The close in answer, if any, gets a moment to go.
             if state.deadline == nil { state.deadline = .now + options.closeTimeout }
             return resumes
@@ -437,6 +471,12 @@
                 }
                 guard state.end == nil, let interval = options.pingInterval, let next = state.nextPing, now >= next
                 else {
+                    return []
+                }
+                // While the reader is behind, nothing is read: no ping counts as missed.
+                guard !state.paused else {
+                    state.unansweredPings = 0
+                    state.nextPing = now + interval
                     return []
                 }
                 guard state.unansweredPings < 2 else {

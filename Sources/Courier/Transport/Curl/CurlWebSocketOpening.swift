@@ -144,7 +144,12 @@
             defer { if !handed { courier_curl_easy_cleanup(easy) } }
             let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
             errorBuffer.initialize(repeating: 0, count: 256)
-            defer { errorBuffer.deallocate() }
+            // libcurl keeps the buffer's address for as long as the handle lives, which may be
+            // longer than this function: it is taken back before the buffer goes.
+            defer {
+                _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_ERRORBUFFER), nil)
+                errorBuffer.deallocate()
+            }
 
             let (text, url) = try request.wireURLText()
             let options = CurlOptions(easy: easy, faults: faults)

@@ -392,13 +392,7 @@ extension URLSessionTransport {
             init(_ response: HTTPURLResponse) {
                 status = response.statusCode
                 url = response.url
-                var headers = HTTPHeaders()
-                for (name, value) in response.allHeaderFields {
-                    headers.append(
-                        name: name as? String ?? String(describing: name),
-                        value: value as? String ?? String(describing: value))
-                }
-                self.headers = headers
+                headers = HTTPHeaders(response)
             }
         }
 

@@ -1,0 +1,227 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// The client against LoopbackServer's WebSocket route, which app tests use too: keep-alive,
+/// a reader that falls behind, subprotocols, the close's timeout, and a server that breaks the
+/// protocol (a frame cut short, a masked frame, a length past any limit, text that is not
+/// UTF-8, a close without a code).
+@Suite struct WebSocketLoopbackTests {
+    private static func client(_ server: LoopbackServer) -> NetworkClient {
+        NetworkClient(
+            configuration: .init(
+                baseURL: server.baseURL.appendingPathComponent("v1/"), timeout: .seconds(10) * TestTiming.scale,
+                transport: TestTransport.make()))
+    }
+
+    private static func next(_ socket: WebSocket) async throws -> WebSocketMessage? {
+        var iterator = socket.messages.makeAsyncIterator()
+        return try await iterator.next()
+    }
+
+    @Test("the route echoes messages, sees the handshake's request, and hears the client's close")
+    func echo() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let heard = Recorder<LoopbackServer.WebSocketConnection.Event>()
+        server.route("/v1/echo") { _ in
+            .webSocket { connection in
+                while true {
+                    let event = await connection.receive()
+                    heard.append(event)
+                    guard case .message(let message) = event else { return }
+                    connection.send(message)
+                }
+            }
+        }
+        let socket = try await Self.client(server).webSocket(.webSocket("echo", headers: ["X-Room": "7"]))
+        try await socket.send(.text("hello"))
+        #expect(try await Self.next(socket) == .text("hello"))
+        try await socket.send(.binary(Data([0, 1, 2])))
+        #expect(try await Self.next(socket) == .binary(Data([0, 1, 2])))
+        await socket.close(code: 4000, reason: "bye")
+        #expect(socket.closeFrame == WebSocketClose(code: 4000, reason: "bye"))
+        #expect(await heard.values(count: 3).last == .close(WebSocketClose(code: 4000, reason: "bye")))
+        #expect(server.requests.first?.headers["X-Room"] == "7")
+    }
+
+    @Test("a server that answers no ping is declared dead after two; one that answers stays open")
+    func keepAlive() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.route("/v1/silent") { _ in
+            .webSocket { connection in
+                connection.answersPings = false
+                while case .ping = await connection.receive(timeout: .seconds(5)) {}
+            }
+        }
+        server.route("/v1/alive") { _ in
+            .webSocket { connection in
+                while true {
+                    switch await connection.receive(timeout: .seconds(5)) {
+                    case .ping: continue
+                    case .message(let message): connection.send(message)
+                    default: return
+                    }
+                }
+            }
+        }
+        let client = Self.client(server)
+        let options = WebSocketOptions(pingInterval: .milliseconds(100))
+        let silent = try await client.webSocket(.webSocket("silent"), options: options)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: NetworkError.self) { try await Self.next(silent) }
+        #expect(error?.code == .timedOut)
+        #expect(ContinuousClock.now - started < .seconds(3) * TestTiming.scale)
+
+        let alive = try await client.webSocket(.webSocket("alive"), options: options)
+        try await Task.sleep(for: .milliseconds(600))
+        try await alive.send(.text("still there"))
+        #expect(try await Self.next(alive) == .text("still there"))
+        await alive.close()
+    }
+
+    @Test("a reader that falls behind stops the reading, is not taken for a dead server, and gets every message")
+    func slowReader() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.route("/v1/flood") { _ in
+            .webSocket { connection in
+                for index in 0..<40 { connection.send(.binary(Data(repeating: UInt8(index), count: 65_536))) }
+                while true {
+                    switch await connection.receive(timeout: .seconds(10)) {
+                    case .ping: continue
+                    case .message(let message): connection.send(message)
+                    default: return
+                    }
+                }
+            }
+        }
+        let socket = try await Self.client(server).webSocket(
+            .webSocket("flood"), options: WebSocketOptions(pingInterval: .milliseconds(100)))
+        try await Task.sleep(for: .milliseconds(800))
+        for index in 0..<40 {
+            #expect(try await Self.next(socket) == .binary(Data(repeating: UInt8(index), count: 65_536)))
+        }
+        try await socket.send(.text("done"))
+        #expect(try await Self.next(socket) == .text("done"))
+        await socket.close()
+    }
+
+    @Test("the subprotocol the server chose is the socket's; one that was not offered fails the handshake")
+    func subprotocols() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.route("/v1/chosen") { _ in .webSocket(subprotocol: "prices.v1") { _ in } }
+        let client = Self.client(server)
+        let socket = try await client.webSocket(.webSocket("chosen", subprotocols: ["prices.v2", "prices.v1"]))
+        #expect(socket.subprotocol == "prices.v1")
+        #expect(server.requests.first?.headers["Sec-WebSocket-Protocol"] == "prices.v2, prices.v1")
+        let error = await #expect(throws: NetworkError.self) {
+            try await client.webSocket(.webSocket("chosen", subprotocols: ["chat"]))
+        }
+        #expect(error?.code == .transport)
+    }
+
+    @Test("a close the server never answers returns after the close timeout")
+    func closeTimeout() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.route("/v1/deaf") { _ in .webSocket { _ in try? await Task.sleep(for: .seconds(5)) } }
+        let socket = try await Self.client(server).webSocket(
+            .webSocket("deaf"), options: WebSocketOptions(closeTimeout: .milliseconds(300)))
+        let started = ContinuousClock.now
+        await socket.close()
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(250))
+        #expect(elapsed < .seconds(3) * TestTiming.scale)
+        #expect(socket.closeFrame == nil)
+    }
+
+    /// A server frame's first bytes, as a broken server writes them.
+    enum Fault: String, CaseIterable, CustomTestStringConvertible {
+        case cutMidHeader, maskedFrame, hugeLength, invalidText
+
+        var bytes: Data {
+            switch self {
+            case .cutMidHeader: Data([0x82, 0x7E, 0x01])
+            case .maskedFrame: Data([0x81, 0x82, 1, 2, 3, 4, 0x69 ^ 1, 0x69 ^ 2])
+            case .hugeLength: Data([0x82, 0x7F, 0x80, 0, 0, 0, 0, 0, 0, 1])
+            case .invalidText: Data([0x81, 0x02, 0xC3, 0x28])
+            }
+        }
+
+        /// The close the client answers with; `nil` when it cannot (the connection is gone).
+        var closeCode: WebSocketCloseCode? {
+            switch self {
+            case .cutMidHeader: nil
+            case .maskedFrame, .hugeLength: .protocolError
+            case .invalidText: .invalidData
+            }
+        }
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "a server that breaks the protocol fails the connection, answered with the close its fault calls for",
+        arguments: Fault.allCases)
+    func brokenServer(_ fault: Fault) async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let heard = Recorder<LoopbackServer.WebSocketConnection.Event>()
+        server.route("/v1/broken") { _ in
+            .webSocket { connection in
+                connection.sendRaw(fault.bytes)
+                if fault.closeCode != nil { heard.append(await connection.receive()) }
+            }
+        }
+        let socket = try await Self.client(server).webSocket(.webSocket("broken"))
+        let error = await #expect(throws: NetworkError.self) { try await Self.next(socket) }
+        #expect(error?.code == .transport)
+        if let code = fault.closeCode {
+            guard case .close(let close) = await heard.values(count: 1).first else {
+                Issue.record("the server heard \(heard.values), not a close")
+                return
+            }
+            #expect(close.code == code)
+        }
+    }
+
+    @Test("a close without a code ends the messages, and is answered without a code")
+    func closeWithoutCode() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let heard = Recorder<LoopbackServer.WebSocketConnection.Event>()
+        server.route("/v1/quiet") { _ in
+            .webSocket { connection in
+                connection.sendRaw(Data([0x88, 0x00]))
+                heard.append(await connection.receive())
+            }
+        }
+        let socket = try await Self.client(server).webSocket(.webSocket("quiet"))
+        #expect(try await Self.next(socket) == nil)
+        #expect(socket.closeFrame?.code == .noStatus)
+        // The route's session has ended once the server closed the connection.
+        await socket.close()
+        #expect(await heard.values(count: 1) == [.close(WebSocketClose(code: .noStatus))])
+    }
+}
+
+/// Values appended from a route's session, read by the test.
+final class Recorder<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [Value] = []
+
+    func append(_ value: Value) { lock.withLock { stored.append(value) } }
+
+    var values: [Value] { lock.withLock { stored } }
+
+    /// The values once there are `count` of them, or after five seconds, whichever is first: a
+    /// route's session records what it heard a moment after the client is done.
+    func values(count: Int) async -> [Value] {
+        for _ in 0..<500 where values.count < count { try? await Task.sleep(for: .milliseconds(10)) }
+        return values
+    }
+}
