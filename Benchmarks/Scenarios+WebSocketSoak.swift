@@ -6,8 +6,12 @@ extension Scenarios {
     /// S10-websocket: 10,000 WebSocket connections against LoopbackServer's WebSocket route,
     /// each ended a way drawn at random: closed after an echo, released while open, its reader
     /// cancelled, dropped by the server, or its handshake cancelled by `cancelAll()`. Each must
-    /// end within ten seconds (a stuck one fails the run); the descriptors must come back once
-    /// the client is released, and memory stay flat.
+    /// end within ten seconds (a stuck one fails the run), and the descriptors must come back
+    /// once the client is released. The memory bound (1.6 KB a connection) only catches a gross
+    /// leak: the process also starts a server thread and an opening thread per connection,
+    /// 20,000 threads whose stacks and arenas the C library keeps in part (6.4 to 7.2 MB for
+    /// 10,000 connections and 11.6 MB for 30,000 on 2026-12-06, with nothing kept by the
+    /// client).
     func webSocketSoak() async throws -> Measurement {
         let count = 10_000
         let server = try LoopbackServer()
@@ -24,7 +28,12 @@ extension Scenarios {
                 }
             }
         }
-        let baseline = Self.descriptors()
+        // The record would keep every handshake (about 2 KB each).
+        server.isRecording = false
+        // What opens for good on first use (the connections' thread and its wake-up pipe)
+        // opens before the baseline.
+        _ = try await Self.webSocketCycles(count: 20, baseURL: server.baseURL)
+        let baseline = await Self.descriptors(settlingAt: 0)
         let (growth, ways) = try await Self.webSocketCycles(count: count, baseURL: server.baseURL)
         let released = await Self.descriptors(settlingAt: baseline)
         let megabytes = Double(growth) / 1_048_576
@@ -33,8 +42,8 @@ extension Scenarios {
             detail:
                 "WebSocket soak against LoopbackServer: \(count) connections on \(transportName), ended at random (\(ways)); descriptors \(baseline) → \(released) once the client is released",
             unit: "MB RSS growth", courier: megabytes, baseline: 0, ratio: 0,
-            target: "≤ 8 MB, none stuck, descriptors back",
-            meetsTarget: megabytes <= 8 && baseline >= 0 && released <= baseline)
+            target: "none stuck, descriptors back, ≤ 16 MB",
+            meetsTarget: megabytes <= 16 && baseline >= 0 && released <= baseline)
     }
 
     /// The ways a connection ends in the soak.
@@ -124,13 +133,16 @@ extension Scenarios {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
     }
 
-    /// The open descriptors once they are back to `baseline`, or after 15 s.
+    /// The open descriptors once they are back to `baseline`, or after 15 s (with a baseline
+    /// of 0, after a moment in which the count did not fall).
     private static func descriptors(settlingAt baseline: Int) async -> Int {
         let deadline = ContinuousClock.now + .seconds(15)
         var count = descriptors()
         while count > baseline, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-            count = descriptors()
+            try? await Task.sleep(for: .milliseconds(200))
+            let now = descriptors()
+            if baseline == 0, now >= count { return now }
+            count = now
         }
         return count
     }

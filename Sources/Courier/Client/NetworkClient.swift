@@ -235,6 +235,9 @@ public actor NetworkClient {
         ).describing(request, redactor: configuration.redactor)
     }
 
+    /// The number of WebSockets the client keeps for its session, for tests.
+    package nonisolated var openWebSocketCount: Int { openSockets.count }
+
     /// The number of requests in flight, for a network activity indicator.
     public nonisolated var activeRequestCount: Int { inFlight.count }
 

@@ -209,6 +209,49 @@ import Testing
     }
 }
 
+extension WebSocketLoopbackTests {
+    @Test("every way a socket ends lets the client forget it")
+    func nothingKept() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.route("/v1/echo") { _ in
+            .webSocket { connection in
+                while case .message(let message) = await connection.receive() {
+                    if message == .text("drop") { return }
+                    connection.send(message)
+                }
+            }
+        }
+        let client = Self.client(server)
+        for round in 0..<20 {
+            let socket = try await client.webSocket(.webSocket("echo"))
+            var messages = socket.messages.makeAsyncIterator()
+            switch round % 4 {
+            case 0:
+                try await socket.send(.text("hi"))
+                _ = try await messages.next()
+                await socket.close()
+            case 1:
+                try await socket.send(.text("drop"))
+                _ = try? await messages.next()
+            case 2:
+                let reading = Task { [socket] in
+                    var messages = socket.messages.makeAsyncIterator()
+                    return try await messages.next()
+                }
+                reading.cancel()
+                _ = try? await reading.value
+            default:
+                break  // released while open
+            }
+        }
+        // Each socket is gone: the client keeps none for its session. (The connections' own
+        // release is the soak's to check, by its descriptors: the poller is the process's.)
+        for _ in 0..<200 where client.openWebSocketCount > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(client.openWebSocketCount == 0)
+    }
+}
+
 /// Values appended from a route's session, read by the test.
 final class Recorder<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()

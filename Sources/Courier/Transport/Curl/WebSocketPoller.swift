@@ -33,9 +33,6 @@
             wakeWrite = ends[1]
         }
 
-        /// The number of connections served, for tests.
-        var count: Int { lock.withLock { links.count } }
-
         /// Serves a connection from now until it ends.
         func add(_ link: CurlWebSocketLink) {
             let start = lock.withLock {
