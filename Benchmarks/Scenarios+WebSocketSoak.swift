@@ -76,20 +76,48 @@ extension Scenarios {
         var description: String { "a WebSocket cycle did not end within ten seconds" }
     }
 
-    /// Runs `work`, failing with ``Stuck`` when it takes longer than `limit`.
+    /// Runs `work`, failing with ``Stuck`` when it takes longer than `limit`; a stuck `work` is
+    /// left behind (cancelled), not waited for.
     private static func within(_ limit: Duration, _ work: @escaping @Sendable () async throws -> Void) async throws {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await work()
-                return true
+        let outcome = FirstOutcome()
+        var running: Task<Void, Never>?
+        var timer: Task<Void, Never>?
+        let result = await withCheckedContinuation { continuation in
+            outcome.wait(continuation)
+            running = Task {
+                do {
+                    try await work()
+                    outcome.finish(.success(()))
+                } catch {
+                    outcome.finish(.failure(error))
+                }
             }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return false
+            timer = Task {
+                try? await Task.sleep(for: limit)
+                outcome.finish(.failure(Stuck()))
             }
-            let finished = try await group.next() ?? false
-            group.cancelAll()
-            guard finished else { throw Stuck() }
+        }
+        running?.cancel()
+        timer?.cancel()
+        try result.get()
+    }
+
+    /// The first of two outcomes, handed to one waiter.
+    ///
+    /// `@unchecked Sendable`: `waiting` is guarded by `lock`.
+    private final class FirstOutcome: @unchecked Sendable {
+        private let lock = NSLock()
+        private var waiting: CheckedContinuation<Result<Void, any Error>, Never>?
+
+        func wait(_ continuation: CheckedContinuation<Result<Void, any Error>, Never>) {
+            lock.withLock { waiting = continuation }
+        }
+
+        func finish(_ result: Result<Void, any Error>) {
+            lock.withLock {
+                defer { waiting = nil }
+                return waiting
+            }?.resume(returning: result)
         }
     }
 

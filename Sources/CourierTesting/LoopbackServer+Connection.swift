@@ -157,6 +157,7 @@ extension LoopbackServer {
             core.record(.answered(target: request.target))
             let connection = WebSocketConnection(socket: socket, request: request, unread: unread)
             run { await route.session(connection) }
+            connection.end()
         }
 
         /// Sends an answer, acting out its delay and fault. Returns whether the connection can

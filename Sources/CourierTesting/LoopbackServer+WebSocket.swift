@@ -19,7 +19,9 @@ extension LoopbackServer {
     /// answered and a close is answered with the same code unless told otherwise. For faults,
     /// ``sendRaw(_:)`` writes any bytes.
     ///
-    /// Reading blocks the route's connection thread, which is the route's own.
+    /// Reading blocks the route's connection thread, which is the route's own: read from the
+    /// route's session itself, not from a task it starts. Once the route returns, the
+    /// connection is closed and the object reads and writes nothing.
     ///
     /// `@unchecked Sendable`: the reading state is used by the route's session alone; writes are
     /// serialised by `lock`.
@@ -55,6 +57,9 @@ extension LoopbackServer {
         private let lock = NSLock()
         private var pongs = true
         private var closeSent = false
+        /// Set when the route returned and the server closed the socket: its descriptor may be
+        /// another's by now, so nothing is read or written on it.
+        private var ended = false
         private var reader = WebSocketFrameReader(expectsMasked: true, maximumPayload: 1 << 26)
         private var assembler = WebSocketMessageAssembler(maximumMessageSize: 1 << 26)
         private var pending: [Event] = []
@@ -70,9 +75,19 @@ extension LoopbackServer {
         /// - Parameter timeout: How long to wait.
         /// - Returns: The event.
         public func receive(timeout: Duration = .seconds(10)) async -> Event {
+            // The wait blocks a thread of its own, never one of Swift's pool, which every other
+            // task of the process shares (a route may run there: see `Connection.run(_:)`).
+            await withCheckedContinuation { continuation in
+                Thread { [self] in continuation.resume(returning: waitForEvent(timeout: timeout)) }.start()
+            }
+        }
+
+        /// ``receive(timeout:)``'s blocking wait.
+        private func waitForEvent(timeout: Duration) -> Event {
             let deadline = ContinuousClock.now + timeout
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while pending.isEmpty {
+                if lock.withLock({ ended }) { return .disconnected }
                 if !unread.isEmpty {
                     take(unread)
                     unread = []
@@ -157,7 +172,12 @@ extension LoopbackServer {
         /// - Returns: Whether they were sent.
         @discardableResult
         public func sendRaw(_ bytes: Data) -> Bool {
-            lock.withLock { Sockets.write(socket, bytes) }
+            lock.withLock { !ended && Sockets.write(socket, bytes) }
+        }
+
+        /// The route returned: the server closes the socket next.
+        func end() {
+            lock.withLock { ended = true }
         }
     }
 }

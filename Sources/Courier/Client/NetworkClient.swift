@@ -28,6 +28,8 @@ public actor NetworkClient {
     private nonisolated let inFlight = InFlightRegistry()
     /// The open WebSockets, each in the session epoch it was opened in.
     private nonisolated let openSockets = InFlightRegistry()
+    /// How many times ``cancelAll()`` ran: a WebSocket that opened meanwhile is closed.
+    private nonisolated let cancelAllCount = Locked<UInt64>(0)
     private nonisolated let shared = SharedTransfers()
     /// Whether a request is given a trace as it is made (the trace-context layer is installed).
     private nonisolated let carriesTraces: Bool
@@ -185,6 +187,7 @@ public actor NetworkClient {
     /// under way still stores its token): on logout call ``Session/logOut()``, which cancels
     /// these requests too.
     public nonisolated func cancelAll() {
+        cancelAllCount.withLock { $0 += 1 }
         shared.detachAll()
         inFlight.cancelAll()
         openSockets.cancelAll()
@@ -234,6 +237,9 @@ public actor NetworkClient {
             "A WebSocket opens with CurlTransport or URLSessionTransport only, not the client's transport."
         ).describing(request, redactor: configuration.redactor)
     }
+
+    /// How many times ``cancelAll()`` has run.
+    nonisolated var cancelAllGeneration: UInt64 { cancelAllCount.withLock { $0 } }
 
     /// The number of WebSockets the client keeps for its session, for tests.
     package nonisolated var openWebSocketCount: Int { openSockets.count }

@@ -62,6 +62,7 @@ extension NetworkClient {
     public nonisolated func webSocket(_ endpoint: Endpoint<WebSocket>, options: WebSocketOptions = WebSocketOptions())
         async throws(NetworkError) -> WebSocket
     {
+        let generation = cancelAllGeneration
         let (first, epoch) = try await openWebSocket(endpoint, options: options, in: nil)
         // The socket holds the client, which opens it again; the client holds it only weakly.
         let socket = WebSocket(first: first, options: options) { () async throws(NetworkError) in
@@ -72,6 +73,12 @@ extension NetworkClient {
         socket.setForget(keep(socket, in: epoch.number))
         guard epoch.isCurrent else {
             let error = session.endError(of: epoch.number, while: "the WebSocket opened")
+            socket.stop(error, code: .goingAway)
+            throw error
+        }
+        // A cancelAll() between the handshake's end and the keeping above reached neither.
+        guard cancelAllGeneration == generation else {
+            let error = NetworkError(.cancelled, "The WebSocket was closed by cancelAll() as it opened.")
             socket.stop(error, code: .goingAway)
             throw error
         }

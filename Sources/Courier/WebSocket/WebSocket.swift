@@ -94,8 +94,9 @@ public final class WebSocket: Sendable {
         var closing = false
         /// The number of the connection: 1 for the first.
         var number = 1
-        /// The pause before the next attempt, which ``stop(_:code:)`` cuts short.
-        var pause: Task<Void, any Error>?
+        /// The attempt under way to open again (its pause, the wait for the network, the
+        /// handshake), which ``stop(_:code:)`` and ``close(code:reason:)`` cancel.
+        var attempt: Task<Connection, any Error>?
     }
 
     init(
@@ -162,10 +163,12 @@ public final class WebSocket: Sendable {
     ///   - code: Why the connection ends.
     ///   - reason: A few words for the server.
     public func close(code: WebSocketCloseCode = .normal, reason: String = "") async {
-        let link = state.withLock {
+        let (link, attempt) = state.withLock {
             $0.closing = true
-            return $0.connection.link
+            return ($0.connection.link, $0.attempt)
         }
+        attempt?.cancel()
+        count.finish()
         await link.close(WebSocketClose(code: code, reason: reason))
     }
 
@@ -176,11 +179,12 @@ public final class WebSocket: Sendable {
     /// Ends the socket for good: the connection closes with `code`, nothing opens again, and
     /// the reader gets `error`.
     func stop(_ error: NetworkError, code: WebSocketCloseCode) {
-        let (link, pause) = state.withLock {
+        let (link, attempt) = state.withLock {
             if $0.stopped == nil { $0.stopped = error }
-            return ($0.connection.link, $0.pause)
+            return ($0.connection.link, $0.attempt)
         }
-        pause?.cancel()
+        attempt?.cancel()
+        count.finish()
         link.abort(error, code: code)
     }
 
@@ -201,74 +205,113 @@ public final class WebSocket: Sendable {
                     code: .goingAway)
             }
             switch result {
-            case .success(let message):
-                if message != nil { state.withLock { $0.deliveredSinceConnect = true } }
+            case .success(let message?):
+                state.withLock { $0.deliveredSinceConnect = true }
                 return message
+            case .success(nil):
+                count.finish()
+                return nil
             case .failure(let failure):
-                try await reconnect(after: failure)
+                do throws(NetworkError) {
+                    // `false`: the app closed the socket meanwhile; its messages end.
+                    guard try await reconnect(after: failure) else {
+                        count.finish()
+                        return nil
+                    }
+                } catch {
+                    count.finish()
+                    throw error
+                }
             }
         }
     }
 
     /// Opens the connection again after `failure`, when the options allow it and nothing ended
-    /// the socket; else throws `failure`.
-    private func reconnect(after failure: NetworkError) async throws(NetworkError) {
+    /// the socket; else throws `failure` (or what ended the socket). Each attempt (its pause,
+    /// the wait for the network, the handshake) is a task that ``stop(_:code:)`` and
+    /// ``close(code:reason:)`` cancel.
+    /// - Returns: `true` once a connection is open; `false` when the app closed the socket.
+    private func reconnect(after failure: NetworkError) async throws(NetworkError) -> Bool {
         var failure = failure
+        // Only a connection that was up long enough, or gave a message, starts the count again.
+        state.withLock { state in
+            let healthy = ContinuousClock.now - state.connectedAt >= options.reconnection.healthyAfter
+            if state.deliveredSinceConnect || healthy { state.attempts = 0 }
+            state.deliveredSinceConnect = false
+        }
         while true {
-            let attempt = state.withLock { state -> Int? in
+            let number = state.withLock { state -> Int? in
                 guard state.stopped == nil, !state.closing, Self.opensAgain(after: failure) else { return nil }
-                let healthy = ContinuousClock.now - state.connectedAt >= options.reconnection.healthyAfter
-                if state.deliveredSinceConnect || healthy { state.attempts = 0 }
-                state.deliveredSinceConnect = false
-                state.connectedAt = .now
                 state.attempts += 1
                 if let limit = options.reconnection.maximumAttempts, state.attempts > limit { return nil }
                 return state.attempts
             }
-            guard let attempt else { throw state.withLock { $0.stopped } ?? failure }
-            let delay = options.reconnection.delay(attempt: attempt, retry: nil) { .random(in: $0) }
-            let pause = Task { try await Task.sleep(for: delay) }
-            let stopped = state.withLock { state -> NetworkError? in
-                state.pause = pause
-                return state.stopped
+            guard let number else {
+                let (stopped, closing) = state.withLock { ($0.stopped, $0.closing) }
+                if let stopped { throw stopped }
+                if closing { return false }
+                throw failure
             }
-            if stopped != nil { pause.cancel() }
-            _ = await withTaskCancellationHandler {
-                await pause.result
+            let delay = options.reconnection.delay(attempt: number, retry: nil) { .random(in: $0) }
+            let reopen = self.reopen
+            let attempt = Task { () async throws -> Connection in
+                try await Task.sleep(for: delay)
+                return try await reopen()
+            }
+            let ended = state.withLock { state -> Bool in
+                state.attempt = attempt
+                return state.stopped != nil || state.closing
+            }
+            if ended { attempt.cancel() }
+            let result = await withTaskCancellationHandler {
+                await attempt.result
             } onCancel: {
-                pause.cancel()
+                attempt.cancel()
             }
-            if let stopped = state.withLock({ state -> NetworkError? in
-                state.pause = nil
-                return state.stopped
-            }) {
-                throw stopped
-            }
-            guard !Task.isCancelled else {
-                throw NetworkError(.cancelled, "The task reading the WebSocket's messages was cancelled.")
-            }
-            let next: Connection
-            do {
-                next = try await reopen()
-            } catch {
-                failure = error
-                continue
-            }
-            let opened = state.withLock { state -> Result<Int, NetworkError> in
-                guard state.stopped == nil, !state.closing else { return .failure(state.stopped ?? failure) }
+            let outcome = state.withLock { state -> AttemptOutcome in
+                state.attempt = nil
+                if let stopped = state.stopped { return .stopped(stopped) }
+                if state.closing { return .closedByApp }
+                guard case .success(let next) = result else { return .failed }
+                let previous = state.connection.link
                 state.connection = next
                 state.connectedAt = .now
                 state.number += 1
-                return .success(state.number)
+                return .opened(state.number, previous: previous)
             }
-            switch opened {
-            case .success(let number): count.update(number)
-            case .failure(let stopped):
-                next.link.abort(stopped, code: .goingAway)
+            switch outcome {
+            case .opened(let number, let previous):
+                // The connection that failed is let go for good.
+                previous.abort(NetworkError(.cancelled, "The WebSocket opened again."), code: .goingAway)
+                count.update(number)
+                return true
+            case .closedByApp:
+                if case .success(let next) = result { next.link.abort(Self.closedByApp, code: .normal) }
+                return false
+            case .stopped(let stopped):
+                if case .success(let next) = result { next.link.abort(stopped, code: .goingAway) }
                 throw stopped
+            case .failed:
+                break
             }
-            return
+            guard case .failure(let error) = result else { continue }
+            if Task.isCancelled || error is CancellationError {
+                let cancelled = NetworkError(.cancelled, "The task reading the WebSocket's messages was cancelled.")
+                stop(cancelled, code: .goingAway)
+                throw cancelled
+            }
+            failure = NetworkError.wrapping(error)
         }
+    }
+
+    private static let closedByApp = NetworkError(.cancelled, "The WebSocket was closed by the app.")
+
+    /// How an attempt to open again ended.
+    private enum AttemptOutcome {
+        case opened(Int, previous: any WebSocketLink)
+        case closedByApp
+        case stopped(NetworkError)
+        case failed
     }
 
     /// Whether a connection that failed with `error` may open again: after a lost, broken or

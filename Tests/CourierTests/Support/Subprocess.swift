@@ -40,6 +40,18 @@ enum Subprocess {
         return output
     }
 
+    /// ``run(_:_:input:quiet:)`` on a thread of its own, so that a slow child (Python starting
+    /// on a busy machine) holds no thread of Swift's pool, which every other test shares.
+    static func runOnItsOwnThread(
+        _ path: String, _ arguments: [String], input: Data = Data(), quiet: Bool = false
+    ) async throws -> Data {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result { try run(path, arguments, input: input, quiet: quiet) as Data })
+            }.start()
+        }
+    }
+
     /// Runs `path` with `arguments` to its end, its output and errors discarded, and returns its
     /// exit status.
     /// - Throws: ``Failed`` when it cannot start or ends by a signal.

@@ -5,8 +5,10 @@ import Testing
 
 /// `client.webSocket(_:)` against the `websockets` Python library as a server
 /// (``WebSocketServerPeer``): the handshake through the client's layers, messages both ways,
-/// pings, every way a connection ends, and the session's end closing it.
-@Suite(.enabled(if: WebSocketPeer.available, "needs python3-websockets (.ci/run installs it)"))
+/// pings, every way a connection ends, and the session's end closing it. One test at a time:
+/// each starts a Python server, and eight starting at once would load the machine the other
+/// suites' timings share.
+@Suite(.serialized, .enabled(if: WebSocketPeer.available, "needs python3-websockets (.ci/run installs it)"))
 struct WebSocketClientTests {
     /// A client of `server` whose session holds `token` (refreshed to `fresh` on business code
     /// 401001), with common parameters, a header and a signature on every request.
@@ -70,7 +72,7 @@ struct WebSocketClientTests {
 
     @Test("the handshake carries the token, the common parameters, the headers and a signature")
     func handshakeThroughLayers() async throws {
-        let server = try WebSocketServerPeer()
+        let server = try await WebSocketServerPeer()
         defer { server.stop() }
         let socket = try await Self.client(server).webSocket(.webSocket("echo", query: ["room": "7"]))
         let seen = try await Self.handshake(socket)
@@ -89,7 +91,7 @@ struct WebSocketClientTests {
 
     @Test("text and binary messages from 0 bytes to 16 MiB come back as they were sent")
     func echo() async throws {
-        let server = try WebSocketServerPeer()
+        let server = try await WebSocketServerPeer()
         defer { server.stop() }
         let socket = try await Self.client(server).webSocket(.webSocket("echo"))
         var generator = SystemRandomNumberGenerator()
@@ -110,7 +112,7 @@ struct WebSocketClientTests {
 
     @Test("a handshake refused with a business code that asks for a refresh is made again with the new token")
     func refreshOnHandshake() async throws {
-        let server = try WebSocketServerPeer()
+        let server = try await WebSocketServerPeer()
         defer { server.stop() }
         let refreshes = Counter()
         let socket = try await Self.client(server, token: "stale", refreshes: refreshes).webSocket(.webSocket("fresh"))
@@ -121,7 +123,7 @@ struct WebSocketClientTests {
 
     @Test("a handshake answered without switching protocols throws the answer's error")
     func refused() async throws {
-        let server = try WebSocketServerPeer()
+        let server = try await WebSocketServerPeer()
         defer { server.stop() }
         let client = Self.client(server)
         let forbidden = await #expect(throws: NetworkError.self) { try await client.webSocket(.webSocket("refused")) }
@@ -134,7 +136,7 @@ struct WebSocketClientTests {
 
     @Test("a close from the client carries its code and reason; one from the server ends the messages")
     func closeCodes() async throws {
-        let server = try WebSocketServerPeer()
+        let server = try await WebSocketServerPeer()
         defer { server.stop() }
         let client = Self.client(server)
         let first = try await client.webSocket(.webSocket("echo"))
@@ -153,7 +155,7 @@ struct WebSocketClientTests {
 
     @Test("a connection the server drops without a close throws from the messages")
     func dropped() async throws {
-        let server = try WebSocketServerPeer()
+        let server = try await WebSocketServerPeer()
         defer { server.stop() }
         let socket = try await Self.client(server).webSocket(.webSocket("echo"))
         try await socket.send(.text("drop"))
@@ -164,7 +166,7 @@ struct WebSocketClientTests {
 
     @Test("a message past the limit closes the connection with 1009 and throws responseTooLarge")
     func tooLarge() async throws {
-        let server = try WebSocketServerPeer()
+        let server = try await WebSocketServerPeer()
         defer { server.stop() }
         let client = Self.client(server)
         let socket = try await client.webSocket(.webSocket("echo"), options: WebSocketOptions(maximumMessageSize: 1000))
@@ -179,7 +181,7 @@ struct WebSocketClientTests {
 
     @Test("a logout, cancelAll() and a cancelled reader each close the connection")
     func sessionEnds() async throws {
-        let server = try WebSocketServerPeer()
+        let server = try await WebSocketServerPeer()
         defer { server.stop() }
         let client = Self.client(server)
         let session = try #require(client.configuration.session)

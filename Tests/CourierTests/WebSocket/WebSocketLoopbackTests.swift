@@ -7,7 +7,7 @@ import Testing
 /// a reader that falls behind, subprotocols, the close's timeout, and a server that breaks the
 /// protocol (a frame cut short, a masked frame, a length past any limit, text that is not
 /// UTF-8, a close without a code).
-@Suite struct WebSocketLoopbackTests {
+@Suite(.serialized) struct WebSocketLoopbackTests {
     private static func client(_ server: LoopbackServer) -> NetworkClient {
         NetworkClient(
             configuration: .init(

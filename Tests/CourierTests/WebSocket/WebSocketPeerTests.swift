@@ -92,7 +92,7 @@ struct WebSocketPeerTests {
         """
 
     @Test("frames Courier writes, each masked with a fresh key, read back in the library as they were sent")
-    func libraryReadsCourier() throws {
+    func libraryReadsCourier() async throws {
         var wire = Data()
         var keys = Set<UInt32>()
         for frame in Self.frames {
@@ -100,16 +100,16 @@ struct WebSocketPeerTests {
             keys.insert(key)
             wire.append(frame.encoded(maskingKey: key))
         }
-        let output = try Subprocess.run(Self.python, ["-c", Self.script, "read"], input: wire)
+        let output = try await Subprocess.runOnItsOwnThread(Self.python, ["-c", Self.script, "read"], input: wire)
         let read = try JSONDecoder().decode([Described].self, from: output)
         #expect(read == Self.frames.map(Described.init))
         #expect(keys.count == Self.frames.count)
     }
 
     @Test("frames the library writes as a server read in Courier as it wrote them, and join into the same messages")
-    func courierReadsLibrary() throws {
+    func courierReadsLibrary() async throws {
         let input = try JSONEncoder().encode(Self.frames.map(Written.init))
-        let wire = try Subprocess.run(Self.python, ["-c", Self.script, "write"], input: input)
+        let wire = try await Subprocess.runOnItsOwnThread(Self.python, ["-c", Self.script, "write"], input: input)
         var reader = WebSocketFrameReader(expectsMasked: false, maximumPayload: 1 << 20)
         reader.append(wire)
         var frames: [WebSocketFrame] = []
@@ -124,14 +124,15 @@ struct WebSocketPeerTests {
     }
 
     @Test("the accept value for twenty fresh keys is the one the library computes")
-    func acceptValues() throws {
+    func acceptValues() async throws {
         let keys = (0..<20).map { _ in WebSocketHandshake().key }
         let script = """
             import sys
             from websockets.utils import accept_key
             print("\\n".join(accept_key(key) for key in sys.stdin.read().split()))
             """
-        let output = try Subprocess.run(Self.python, ["-c", script], input: Data(keys.joined(separator: "\n").utf8))
+        let output = try await Subprocess.runOnItsOwnThread(
+            Self.python, ["-c", script], input: Data(keys.joined(separator: "\n").utf8))
         let expected = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(expected == keys.map(WebSocketHandshake.accept(for:)))
     }

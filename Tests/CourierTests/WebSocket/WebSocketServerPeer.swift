@@ -53,7 +53,14 @@ final class WebSocketServerPeer {
             finally:
                 closes.append([ws.close_code, ws.close_reason])
 
+        async def orphaned():
+            # A test run that crashed leaves no server behind.
+            while os.getppid() != 1:
+                await asyncio.sleep(1)
+            os._exit(0)
+
         async def main():
+            asyncio.get_running_loop().create_task(orphaned())
             async with websockets.serve(handler, "127.0.0.1", 0, process_request=process_request,
                                         max_size=None, ping_interval=None) as server:
                 port = server.sockets[0].getsockname()[1]
@@ -65,8 +72,9 @@ final class WebSocketServerPeer {
         asyncio.run(main())
         """
 
-    /// Starts the server and waits (at most 20 s) for its port.
-    init() throws {
+    /// Starts the server and waits (at most 20 s) for its port, without holding a thread of
+    /// Swift's pool: a test that blocked one while Python starts would hold up every other test.
+    init() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-ws-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let portFile = directory.appendingPathComponent("port")
@@ -77,7 +85,7 @@ final class WebSocketServerPeer {
                 port = number
                 break
             }
-            usleep(50_000)
+            try await Task.sleep(for: .milliseconds(50))
         }
         guard let port else {
             kill(pid, SIGKILL)

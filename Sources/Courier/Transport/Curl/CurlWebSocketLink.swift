@@ -236,6 +236,9 @@
                         // Nothing may follow the close: messages not yet begun fail.
                         resumes = dropUnsentData(Self.closedError(.closed(close)))
                         state.deadline = .now + options.closeTimeout
+                        // The server's close must be read, even behind messages nobody reads.
+                        state.paused = false
+                        state.readAgain = true
                     }
                     state.closers.append(continuation)
                     return false

@@ -39,9 +39,14 @@ final class URLSessionWebSocketLink: NSObject, WebSocketLink, URLSessionWebSocke
     ]
 
     private init(options: WebSocketOptions, tls: TLSOptions) {
-        self.options = options
+        // Settled again: the options' properties may have been set past the initialiser's checks.
+        self.options = WebSocketOptions(
+            maximumMessageSize: options.maximumMessageSize, pingInterval: options.pingInterval,
+            closeTimeout: options.closeTimeout)
         self.tls = tls
     }
+
+    private static let unopened = NetworkError(.transport, "The WebSocket's connection was never made.")
 
     /// Opens a WebSocket with the request the layers built.
     /// - Returns: The answer, and for a `101` the connection with the subprotocol the server
@@ -67,7 +72,7 @@ final class URLSessionWebSocketLink: NSObject, WebSocketLink, URLSessionWebSocke
         configuration.urlCache = nil
         let session = URLSession(configuration: configuration, delegate: link, delegateQueue: nil)
         let task = session.webSocketTask(with: urlRequest)
-        task.maximumMessageSize = options.maximumMessageSize
+        task.maximumMessageSize = link.options.maximumMessageSize
         link.session = session
         link.task = task
         let result = await withTaskCancellationHandler {
@@ -90,6 +95,8 @@ final class URLSessionWebSocketLink: NSObject, WebSocketLink, URLSessionWebSocke
             let response = HTTPResponse(status: 101, headers: head.map(HTTPHeaders.init) ?? [:], url: request.url)
             return (response, (link, subprotocol.flatMap { $0.isEmpty ? nil : $0 }))
         case .failure(let error):
+            // The session holds its delegate until it is invalidated.
+            session.invalidateAndCancel()
             // A refusal with a status goes up to the layers as an answer: a 401 is refreshed.
             if error.code != .cancelled, let head = task.response as? HTTPURLResponse, head.statusCode != 101 {
                 return (HTTPResponse(status: head.statusCode, headers: HTTPHeaders(head), url: request.url), nil)
@@ -103,7 +110,7 @@ final class URLSessionWebSocketLink: NSObject, WebSocketLink, URLSessionWebSocke
     var closeFrame: WebSocketClose? { lock.withLock { state.closeFrame } }
 
     func send(_ message: WebSocketMessage) async throws(NetworkError) {
-        guard let task else { return }
+        guard let task else { throw Self.unopened }
         if let failure = lock.withLock({ state.failure }) { throw failure }
         let sent: URLSessionWebSocketTask.Message
         switch message {
@@ -142,14 +149,17 @@ final class URLSessionWebSocketLink: NSObject, WebSocketLink, URLSessionWebSocke
             case .success(.data(let data)): return .binary(data)
             case .success: continue
             case .failure(let error):
-                if lock.withLock({ state.failure == nil && state.closeFrame != nil }) { return nil }
+                // A close handshake ends the messages, whichever callback came first.
+                if lock.withLock({ state.failure == nil && state.closeFrame != nil }) || task.closeCode != .invalid {
+                    return nil
+                }
                 throw failure(for: error)
             }
         }
     }
 
     func ping() async throws(NetworkError) {
-        guard let task else { return }
+        guard let task else { throw Self.unopened }
         if let failure = lock.withLock({ state.failure }) { throw failure }
         let error = await withCheckedContinuation { continuation in
             task.sendPing { continuation.resume(returning: $0) }
@@ -159,12 +169,21 @@ final class URLSessionWebSocketLink: NSObject, WebSocketLink, URLSessionWebSocke
 
     func close(_ close: WebSocketClose) async {
         guard let task else { return }
-        let code = URLSessionWebSocketTask.CloseCode(rawValue: Int(close.code.rawValue)) ?? .normalClosure
-        let payload = close.payload
-        task.cancel(with: code, reason: payload.count > 2 ? payload.dropFirst(2) : nil)
+        if close.code.isAllowedOnTheWire {
+            let code = URLSessionWebSocketTask.CloseCode(rawValue: Int(close.code.rawValue)) ?? .normalClosure
+            let payload = close.payload
+            task.cancel(with: code, reason: payload.count > 2 ? payload.dropFirst(2) : nil)
+        } else {
+            // A close without a code.
+            task.cancel()
+        }
         let timeout = options.closeTimeout
         let deadline = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            do {
+                try await Task.sleep(for: timeout)
+            } catch {
+                return
+            }
             self?.session?.invalidateAndCancel()
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -270,7 +289,9 @@ final class URLSessionWebSocketLink: NSObject, WebSocketLink, URLSessionWebSocke
                 ?? NetworkError(
                     .transport, "The WebSocket's handshake or connection failed.", underlying: error)
             // Without a close handshake the reader hears how the connection failed.
-            if state.closeFrame == nil { state.failure = failure }
+            if state.closeFrame == nil, (task as? URLSessionWebSocketTask)?.closeCode ?? .invalid == .invalid {
+                state.failure = failure
+            }
             let ending = state
             state.opening = nil
             state.closers = []
@@ -284,6 +305,15 @@ final class URLSessionWebSocketLink: NSObject, WebSocketLink, URLSessionWebSocke
         ending.keepAlive?.cancel()
         session.finishTasksAndInvalidate()
         for action in ending.onEnd { action() }
+    }
+
+    /// A redirect is never followed: it would take the token and signature to another place.
+    /// The 3xx is the handshake's answer.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 
     func urlSession(
