@@ -14,7 +14,7 @@ extension Scenarios {
         // More requests at once than the shared client lets into libcurl: the process's own
         // descriptors for timing requests that wait are open before the count starts.
         _ = try await Harness.rate(count: 2048, concurrency: 2048) { _ = try await self.unsharedOrders(self.client) }
-        let before = Self.descriptorCount()
+        let before = Descriptors.open
         let transport = NetworkClient.Configuration.defaultTransport()
         let client = NetworkClient(configuration: .init(baseURL: base, transport: transport))
         let limit = Self.connectionLimit(of: transport)
@@ -73,11 +73,6 @@ extension Scenarios {
         #endif
         return 16
     }
-
-    /// How many descriptors this process has open.
-    static func descriptorCount() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
-    }
 }
 
 /// Counts this process's open descriptors every few milliseconds on a thread of its own, and
@@ -91,7 +86,7 @@ private final class DescriptorSampler: @unchecked Sendable {
     init() {
         Thread.detachNewThread { [self] in
             while lock.withLock({ running }) {
-                let count = Scenarios.descriptorCount()
+                let count = Descriptors.open
                 lock.withLock { highest = max(highest, count) }
                 usleep(2000)
             }

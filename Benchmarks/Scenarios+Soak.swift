@@ -32,9 +32,9 @@ extension Scenarios {
         // state) opens before the baseline.
         _ = try await Self.soak(count: 100, baseURL: baseURL, temporary: temporary)
         try await Task.sleep(for: .milliseconds(1))
-        let baseline = Self.openDescriptors()
+        let baseline = Descriptors.open
         let run = try await Self.soak(count: count, baseURL: baseURL, temporary: temporary)
-        let released = await Self.openDescriptors(settlingAt: baseline)
+        let released = await Descriptors.settling(at: baseline)
         let left = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
         let megabytes = Double(run.growth) / 1_048_576
         let descriptors =
@@ -74,27 +74,11 @@ extension Scenarios {
             }
         }
         _ = try await Harness.rate(count: min(count, 2_000), concurrency: 16, request)
-        let warm = openDescriptors()
+        let warm = Descriptors.open
         let residentBefore = Memory.resident
         let rate = try await Harness.rate(count: count, concurrency: 16, request)
         return SoakRun(
-            rate: rate, growth: Memory.resident - residentBefore, descriptors: (warm, openDescriptors()))
+            rate: rate, growth: Memory.resident - residentBefore, descriptors: (warm, Descriptors.open))
     }
 
-    /// The open descriptors, or -1 where `/proc` does not tell (the check then fails).
-    private static func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-    }
-
-    /// The open descriptors once they are back to `baseline`, or after 15 s: a released
-    /// transport's loop thread and the peer's connection threads close theirs a moment later.
-    private static func openDescriptors(settlingAt baseline: Int) async -> Int {
-        let deadline = ContinuousClock.now + .seconds(15)
-        var count = openDescriptors()
-        while count > baseline, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-            count = openDescriptors()
-        }
-        return count
-    }
 }

@@ -33,9 +33,9 @@ extension Scenarios {
         // What opens for good on first use (the connections' thread and its wake-up pipe)
         // opens before the baseline.
         _ = try await Self.webSocketCycles(count: 20, baseURL: server.baseURL)
-        let baseline = await Self.descriptors(settlingAt: 0)
+        let baseline = await Descriptors.settling(at: 0)
         let (growth, ways) = try await Self.webSocketCycles(count: count, baseURL: server.baseURL)
-        let released = await Self.descriptors(settlingAt: baseline)
+        let released = await Descriptors.settling(at: baseline)
         let megabytes = Double(growth) / 1_048_576
         return Measurement(
             scenario: "S10",
@@ -157,21 +157,4 @@ extension Scenarios {
         }
     }
 
-    private static func descriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-    }
-
-    /// The open descriptors once they are back to `baseline`, or after 15 s (with a baseline
-    /// of 0, after a moment in which the count did not fall).
-    private static func descriptors(settlingAt baseline: Int) async -> Int {
-        let deadline = ContinuousClock.now + .seconds(15)
-        var count = descriptors()
-        while count > baseline, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(200))
-            let now = descriptors()
-            if baseline == 0, now >= count { return now }
-            count = now
-        }
-        return count
-    }
 }

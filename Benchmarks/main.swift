@@ -8,6 +8,8 @@
 // and its baseline interleaved after a warm-up and reports the medians and their ratio.
 import Foundation
 
+// The WebSocket rows' echo server, which S20 starts as a process of its own.
+if CommandLine.arguments.contains(WebSocketEchoPeer.flag) { WebSocketEchoPeer.serve() }
 #if os(Linux)
     // Before any other thread starts: a namespace is made for the thread that asks, and the
     // threads it starts later (S18 shows raw URLSession its certificate authority there).
@@ -49,7 +51,7 @@ var all: [(String, () async throws -> [Measurement])] = [
     ("S7", scenarios.s7Download), ("S8", scenarios.s8Upload), ("S9", scenarios.s9RefreshStorm),
     ("S10", scenarios.s10Soak), ("S11", scenarios.s11Cache), ("S12", scenarios.s12Redaction),
     ("S13", scenarios.s13Streams), ("S14", scenarios.s14Pages), ("S15", scenarios.s15Recording),
-    ("S16", scenarios.s16Observation), ("S19", scenarios.s19Bridge),
+    ("S16", scenarios.s16Observation), ("S19", scenarios.s19Bridge), ("S20", scenarios.s20WebSocket),
 ]
 #if os(Linux)
     all += [("S17", scenarios.s17Limit), ("S18", scenarios.s18Secure)]

@@ -12,7 +12,7 @@ package enum Sockets {
     /// Opens a listening socket on 127.0.0.1 with a port the system picks.
     /// - Returns: The descriptor and the port.
     /// - Throws: `POSIXError` when the socket cannot be opened.
-    static func openListener() throws -> (descriptor: Int32, port: Int) {
+    package static func openListener() throws -> (descriptor: Int32, port: Int) {
         let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { throw POSIXError.current() }
         var yes: Int32 = 1
@@ -46,13 +46,13 @@ package enum Sockets {
     }
 
     /// Turns off Nagle's algorithm, so small scripted writes leave at once.
-    static func setNoDelay(_ fd: Int32) {
+    package static func setNoDelay(_ fd: Int32) {
         var yes: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Writes all bytes; `false` when the peer hung up.
-    static func write(_ fd: Int32, _ bytes: some Collection<UInt8>) -> Bool {
+    package static func write(_ fd: Int32, _ bytes: some Collection<UInt8>) -> Bool {
         let bytes = Array(bytes)
         var offset = 0
         while offset < bytes.count {

@@ -9,6 +9,29 @@
     /// This file is not compiled on Linux, where Courier is built and tested; it is kept small,
     /// and the SPKI it hashes is built by ``PublicKeyPin``, which the Linux tests check.
     enum ServerTrust {
+        /// What a session delegate answers to `challenge` when it is about server trust, else
+        /// `nil`: default handling when the options ask for nothing more than the system's
+        /// evaluation, the trust as a credential when it passes them, and a cancel when it does
+        /// not (`refused` is called first, to fail the request with ``untrusted``).
+        static func answer(
+            _ challenge: URLAuthenticationChallenge, options: TLSOptions, refused: () -> Void
+        ) -> (disposition: URLSession.AuthChallengeDisposition, credential: URLCredential?)? {
+            let space = challenge.protectionSpace
+            guard space.authenticationMethod == NSURLAuthenticationMethodServerTrust, let trust = space.serverTrust
+            else { return nil }
+            guard narrows(options, host: space.host) else { return (.performDefaultHandling, nil) }
+            guard accepts(trust, host: space.host, options: options) else {
+                refused()
+                return (.cancelAuthenticationChallenge, nil)
+            }
+            return (.useCredential, URLCredential(trust: trust))
+        }
+
+        /// The error of a server whose trust ``answer(_:options:refused:)`` refused.
+        static var untrusted: NetworkError {
+            NetworkError(.tls, "The server's certificate or public key is not one the client trusts.")
+        }
+
         /// Whether the options ask for more than the system's default evaluation of `host`.
         static func narrows(_ options: TLSOptions, host: String) -> Bool {
             guard options.certificateAuthorities == nil, let pins = try? options.pins(for: host) else { return true }

@@ -54,11 +54,6 @@ package struct WebSocketConversation: Sendable {
         }
     }
 
-    /// The bytes of a message, or `nil` once this side has sent its close.
-    package func write(_ message: WebSocketMessage) -> Data? {
-        phase == .open ? Self.encode(message) : nil
-    }
-
     /// The bytes of a ping, or `nil` once this side has sent its close.
     package func ping(_ payload: Data) -> Data? {
         guard phase == .open else { return nil }

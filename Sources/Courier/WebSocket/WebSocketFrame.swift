@@ -49,7 +49,9 @@ package struct WebSocketFrame: Sendable, Equatable {
     /// - Returns: The header and the (masked) payload.
     package func encoded(maskingKey: UInt32?) -> Data {
         let count = payload.count
-        var bytes = Data(capacity: count + 14)
+        // Never held inline, as a `Data` of 14 bytes or fewer is (copied wherever it goes): a
+        // frame libcurl's TLS could not finish writing must be retried from the same address.
+        var bytes = Data(capacity: max(count + 14, 16))
         bytes.append((isFinal ? 0x80 : 0) | (isCompressed ? 0x40 : 0) | opcode.rawValue)
         let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
         switch count {

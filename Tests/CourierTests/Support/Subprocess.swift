@@ -45,11 +45,7 @@ enum Subprocess {
     static func runOnItsOwnThread(
         _ path: String, _ arguments: [String], input: Data = Data(), quiet: Bool = false
     ) async throws -> Data {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(with: Result { try run(path, arguments, input: input, quiet: quiet) as Data })
-            }.start()
-        }
+        try await offThePool { Result { try run(path, arguments, input: input, quiet: quiet) as Data } }.get()
     }
 
     /// Runs `path` with `arguments` to its end, its output and errors discarded, and returns its

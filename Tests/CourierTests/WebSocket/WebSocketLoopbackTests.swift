@@ -109,6 +109,56 @@ import Testing
         await socket.close()
     }
 
+    @Test("messages sent by many tasks at once arrive whole, with the answers to the server's pings between them")
+    func concurrentSenders() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        let (senders, each, size) = (4, 100, 64_000)
+        server.route("/v1/count") { _ in
+            .webSocket { connection in
+                var counts: [UInt8: Int] = [:]
+                var pongs = 0
+                while counts.values.reduce(0, +) < senders * each {
+                    switch await connection.receive(timeout: .seconds(20)) {
+                    case .message(.binary(let data)):
+                        // Whole, unmixed and in its sender's order: a sender's number, the
+                        // message's number, then the sender's number over and over.
+                        let sender = data.first ?? 0
+                        guard data.count == size, data.dropFirst(2).allSatisfy({ $0 == sender }),
+                            Int(data[data.startIndex + 1]) == counts[sender, default: 0]
+                        else {
+                            _ = connection.send(.text("mixed or out of order"))
+                            return
+                        }
+                        counts[sender, default: 0] += 1
+                        for _ in 0..<4 { _ = connection.ping(Data("p\(pongs)".utf8)) }
+                    case .pong: pongs += 1
+                    case .ping: continue
+                    case let other:
+                        _ = connection.send(.text("ended by \(other)"))
+                        return
+                    }
+                }
+                _ = connection.send(.text("\(counts.count) senders, each \(Set(counts.values))"))
+            }
+        }
+        let socket = try await Self.client(server).webSocket(.webSocket("count"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for sender in 0..<senders {
+                group.addTask {
+                    for index in 0..<each {
+                        var message = Data(repeating: UInt8(sender), count: size)
+                        message[1] = UInt8(index)
+                        try await socket.send(.binary(message))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await Self.next(socket) == .text("\(senders) senders, each [\(each)]"))
+        await socket.close()
+    }
+
     @Test("the subprotocol the server chose is the socket's; one that was not offered fails the handshake")
     func subprotocols() async throws {
         let server = try LoopbackServer()

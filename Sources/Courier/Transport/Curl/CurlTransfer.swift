@@ -268,7 +268,7 @@
 
         /// `User-Agent` (`process Courier libcurl/7.88.1`) and `Accept-Language` (the
         /// locale's language), as URLSession sends them.
-        private static let defaultFields: [(String, String)] = {
+        static let defaultFields: [(String, String)] = {
             let library = String(cString: courier_curl_version()).split(separator: " ").first.map(String.init)
             // The process name is whatever started it: only token characters go in a field.
             let name = ProcessInfo.processInfo.processName

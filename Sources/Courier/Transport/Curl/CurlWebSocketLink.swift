@@ -3,23 +3,25 @@
     import Foundation
 
     /// An open WebSocket on a connection libcurl opened (see ``CurlWebSocketOpening``): callers
-    /// queue frames and wait for messages under a lock; the ``WebSocketPoller``'s thread alone
-    /// reads and writes the connection, drives the ``WebSocketConversation``, pings, keeps the
-    /// deadlines and finally closes the handle.
+    /// queue frames and wait for messages under a lock; the ``WebSocketPoller``'s thread reads
+    /// the connection, drives the ``WebSocketConversation``, writes what is queued, pings, keeps
+    /// the deadlines and finally closes the handle. A message sent while nothing is queued is
+    /// written by its sender at once, so the common send costs no wait for the poller's thread.
     ///
-    /// `@unchecked Sendable`: `state` is guarded by `lock`; `easy` and `readBuffer` are used by
-    /// the poller's thread only.
+    /// `@unchecked Sendable`: `state` is guarded by `lock`; `easy` is used under `io` only (one
+    /// thread at a time: libcurl allows no more), which is taken before `lock` when both are
+    /// held.
     final class CurlWebSocketLink: WebSocketLink, @unchecked Sendable {
         let socket: Int32
-        private let easy: OpaquePointer
-        private let options: WebSocketOptions
-        private let poller: WebSocketPoller
-        private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
-        private let lock = NSLock()
-        private var state: State
+        let easy: OpaquePointer
+        let options: WebSocketOptions
+        let poller: WebSocketPoller
+        let io = NSLock()
+        let lock = NSLock()
+        var state: State
 
         /// What waits to be written: a frame, and who waits for it to go.
-        private struct Outgoing {
+        struct Outgoing {
             let id: UInt64
             let bytes: Data
             var written = 0
@@ -29,20 +31,20 @@
             var sender: CheckedContinuation<Result<Void, NetworkError>, Never>?
         }
 
-        private struct PingWaiter {
+        struct PingWaiter {
             let id: UInt64
             let payload: Data
             let continuation: CheckedContinuation<Result<Void, NetworkError>, Never>
         }
 
         /// How the connection ended.
-        private enum End {
+        enum End {
             /// After a close handshake, or this side's close the server did not answer (`nil`).
             case closed(WebSocketClose?)
             case failed(NetworkError)
         }
 
-        private struct State {
+        struct State {
             var conversation: WebSocketConversation
             var leftover: [UInt8]
             var outbound: [Outgoing] = []
@@ -68,7 +70,7 @@
         }
 
         /// The most bytes of messages held for a reader that is behind before reading stops.
-        private static let highWater = 1024 * 1024
+        static let highWater = 1024 * 1024
 
         init(
             easy: OpaquePointer, socket: Int32, leftover: [UInt8], options: WebSocketOptions,
@@ -107,7 +109,7 @@
 
         var closeFrame: WebSocketClose? { lock.withLock { state.closeFrame } }
 
-        private static func closedError(_ end: End?) -> NetworkError {
+        static func closedError(_ end: End?) -> NetworkError {
             switch end {
             case .failed(let error): error
             case .closed(let close?):
@@ -126,20 +128,16 @@
                 state.nextID += 1
                 return state.nextID
             }
-            // Masked outside the lock: a large message would hold up the poller's thread.
+            // Masked outside the locks: a large message would hold up the poller's thread.
             let bytes = WebSocketConversation.encode(message)
             let result = await withTaskCancellationHandler {
                 defer { lock.withLock {} }
                 return await withCheckedContinuation { continuation in
-                    let refused = lock.withLock { () -> NetworkError? in
-                        guard state.end == nil, state.conversation.phase == .open else {
-                            return Self.closedError(state.end)
-                        }
-                        state.outbound.append(Outgoing(id: id, bytes: bytes, isData: true, sender: continuation))
-                        return nil
+                    switch write(Outgoing(id: id, bytes: bytes, isData: true, sender: continuation)) {
+                    case .written: continuation.resume(returning: .success(()))
+                    case .queued: poller.wake()
+                    case .refused(let error): continuation.resume(returning: .failure(error))
                     }
-                    if let refused { return continuation.resume(returning: .failure(refused)) }
-                    poller.wake()
                 }
             } onCancel: {
                 let sender = lock.withLock { () -> CheckedContinuation<Result<Void, NetworkError>, Never>? in
@@ -152,6 +150,54 @@
                     returning: .failure(NetworkError(.cancelled, "The message was not sent: its task was cancelled.")))
             }
             try result.get()
+        }
+
+        /// What became of a message handed to ``write(_:)``.
+        private enum Writing {
+            /// It went whole.
+            case written
+            /// It waits in the queue (part of it may have gone), for the poller's thread.
+            case queued
+            /// The connection is closing or closed: it was not sent.
+            case refused(NetworkError)
+        }
+
+        /// Writes `frame` at once when nothing is queued before it (what the socket does not
+        /// take then stays first in the queue, begun), else queues it behind the rest.
+        private func write(_ frame: Outgoing) -> Writing {
+            var frame = frame
+            io.lock()
+            defer { io.unlock() }
+            let direct = lock.withLock { () -> Bool? in
+                guard state.end == nil, state.conversation.phase == .open, !state.released else { return nil }
+                guard state.outbound.isEmpty else {
+                    state.outbound.append(frame)
+                    return false
+                }
+                return true
+            }
+            switch direct {
+            case nil: return .refused(lock.withLock { Self.closedError(state.end) })
+            case false?: return .queued
+            case true?: break
+            }
+            var sent = 0
+            let code = frame.bytes.withUnsafeBytes { courier_curl_easy_send(easy, $0.baseAddress!, $0.count, &sent) }
+            if code == Int32(COURIER_CURLE_OK), sent == frame.bytes.count { return .written }
+            guard code == Int32(COURIER_CURLE_OK) || code == Int32(COURIER_CURLE_AGAIN) else {
+                let error = NetworkError(.transport, "The WebSocket's connection was lost (libcurl \(code)).")
+                fail(error)
+                poller.wake()  // to let the connection go
+                return .refused(error)
+            }
+            frame.written = code == Int32(COURIER_CURLE_OK) ? sent : 0
+            // Begun even when nothing went: TLS may have taken part of it, and OpenSSL must be
+            // given the same bytes again (from the same address) before anything else.
+            frame.started = true
+            // First: the poller's thread may have queued a control frame meanwhile, but it
+            // writes only under `io`, so nothing went between this frame's bytes.
+            lock.withLock { state.outbound.insert(frame, at: 0) }
+            return .queued
         }
 
         func receive() async throws(NetworkError) -> WebSocketMessage? {
@@ -267,119 +313,10 @@
             poller.wake()
         }
 
-        // MARK: - The poller's thread
+        // MARK: - Shared by both sides
 
-        /// What the poller waits for on the socket.
-        func interest() -> Int16 {
-            lock.withLock {
-                guard !state.released else { return 0 }
-                var events: Int16 = 0
-                if state.end == nil, !state.paused { events |= Int16(POLLIN) }
-                if !state.outbound.isEmpty { events |= Int16(POLLOUT) }
-                return events
-            }
-        }
-
-        /// The next time the poller must serve the connection without a socket event.
-        var nextDeadline: ContinuousClock.Instant? {
-            lock.withLock {
-                guard !state.released else { return nil }
-                if state.readAgain { return .now }
-                switch (state.deadline, state.end == nil ? state.nextPing : nil) {
-                case (let a?, let b?): return min(a, b)
-                case (let a?, nil): return a
-                case (nil, let b?): return b
-                case (nil, nil): return nil
-                }
-            }
-        }
-
-        /// Reads, writes and keeps the deadlines; `true` once the connection is closed.
-        func service(events: Int16, now: ContinuousClock.Instant) -> Bool {
-            let (leftover, reads) = lock.withLock { () -> ([UInt8], Bool) in
-                let leftover = state.leftover
-                state.leftover = []
-                let reads = state.readAgain || events & Int16(POLLIN | POLLHUP | POLLERR) != 0
-                state.readAgain = false
-                return (leftover, reads && state.end == nil && !state.paused)
-            }
-            if !leftover.isEmpty { deliver(leftover) }
-            if reads { readAvailable() }
-            keepDeadlines(now)
-            flush()
-            return releaseIfDone(now)
-        }
-
-        private func readAvailable() {
-            for _ in 0..<16 {
-                var received = 0
-                let code = readBuffer.withUnsafeMutableBytes {
-                    courier_curl_easy_recv(easy, $0.baseAddress, $0.count, &received)
-                }
-                if code == Int32(COURIER_CURLE_AGAIN) { return }
-                guard code == Int32(COURIER_CURLE_OK) else {
-                    return fail(NetworkError(.transport, "The WebSocket's connection was lost (libcurl \(code))."))
-                }
-                guard received > 0 else { return serverClosed() }
-                let more = deliver(readBuffer[..<received])
-                guard more else { return }
-            }
-            // More may be waiting: the next round reads it.
-            lock.withLock { state.readAgain = state.end == nil && !state.paused }
-        }
-
-        /// Feeds bytes to the conversation; `false` once reading should stop.
-        @discardableResult
-        private func deliver(_ bytes: some Sequence<UInt8>) -> Bool {
-            let (resumes, more) = lock.withLock { () -> ([() -> Void], Bool) in
-                // Whatever arrives shows the server alive, as a pong would.
-                state.unansweredPings = 0
-                var resumes: [() -> Void] = []
-                for event in state.conversation.receive(bytes) {
-                    switch event {
-                    case .message(let message):
-                        if let receiver = state.receiver {
-                            state.receiver = nil
-                            resumes.append { receiver.resume(returning: .success(message)) }
-                        } else {
-                            state.inbound.append(message)
-                            state.inboundBytes += Self.size(of: message)
-                            if state.inboundBytes >= Self.highWater { state.paused = true }
-                        }
-                    case .pong(let payload):
-                        // A pong answers its ping and every one before it.
-                        if let index = state.pings.firstIndex(where: { $0.payload == payload }) {
-                            for waiter in state.pings[...index] {
-                                resumes.append { waiter.continuation.resume(returning: .success(())) }
-                            }
-                            state.pings.removeFirst(index + 1)
-                        }
-                    case .write(let bytes):
-                        enqueueControl(bytes)
-                    case .closed(let close):
-                        state.closeFrame = close
-                        resumes += end(.closed(close))
-                    case .failed(let error):
-                        resumes += end(.failed(Self.networkError(for: error)))
-                    }
-                }
-                return (resumes, state.end == nil && !state.paused)
-            }
-            for resume in resumes { resume() }
-            return more
-        }
-
-        private static func networkError(for error: WebSocketProtocolError) -> NetworkError {
-            if error.closeCode == .messageTooBig {
-                return NetworkError(
-                    .responseTooLarge, "The server sent a WebSocket message past the limit: \(error.reason).")
-            }
-            return NetworkError(
-                .transport,
-                "The server broke the WebSocket protocol: \(error.reason) (closed with \(error.closeCode.rawValue)).")
-        }
-
-        private static func size(of message: WebSocketMessage) -> Int {
+        /// A message's bytes, as the read-ahead limit counts them.
+        static func size(of message: WebSocketMessage) -> Int {
             switch message {
             case .text(let text): text.utf8.count
             case .binary(let data): data.count
@@ -390,7 +327,7 @@
         /// ahead of the data waiting. A pong takes the place of one not yet begun (a server that
         /// pings faster than it reads gets the latest answer only, as section 5.5.3 allows).
         /// Under `lock`.
-        private func enqueueControl(_ bytes: Data) {
+        func enqueueControl(_ bytes: Data) {
             state.nextID += 1
             let frame = Outgoing(id: state.nextID, bytes: bytes, isData: false)
             let isPong = bytes.first.map { $0 & 0x0F == WebSocketFrame.Opcode.pong.rawValue } ?? false
@@ -407,7 +344,7 @@
         }
 
         /// Fails the messages not yet begun: nothing may follow a close. Under `lock`.
-        private func dropUnsentData(_ error: NetworkError) -> [() -> Void] {
+        func dropUnsentData(_ error: NetworkError) -> [() -> Void] {
             var resumes: [() -> Void] = []
             state.outbound.removeAll { frame in
                 guard frame.isData, !frame.started else { return false }
@@ -419,7 +356,7 @@
 
         /// Records how the connection ended (the first end counts) and fails what waits on it:
         /// the reader when nothing is held for it, pings, and messages not yet begun. Under `lock`.
-        private func end(_ end: End) -> [() -> Void] {
+        func end(_ end: End) -> [() -> Void] {
             guard state.end == nil else { return [] }
             state.end = end
             state.conversation.end()
@@ -440,23 +377,13 @@
         }
 
         /// The connection broke: nothing more can be written.
-        private func fail(_ error: NetworkError) {
+        func fail(_ error: NetworkError) {
             let resumes = lock.withLock { dropConnection(end(.failed(error))) }
             for resume in resumes { resume() }
         }
 
-        /// The server closed the connection: the end of a close this side began, else a failure.
-        private func serverClosed() {
-            let resumes = lock.withLock { () -> [() -> Void] in
-                let lost = NetworkError(
-                    .transport, "The server closed the WebSocket's connection without a close frame.")
-                return dropConnection(end(state.conversation.phase == .closing ? .closed(nil) : .failed(lost)))
-            }
-            for resume in resumes { resume() }
-        }
-
         /// Fails every frame still queued, the one being written among them. Under `lock`.
-        private func dropConnection(_ resumes: [() -> Void]) -> [() -> Void] {
+        func dropConnection(_ resumes: [() -> Void]) -> [() -> Void] {
             var resumes = resumes
             let error = Self.closedError(state.end)
             for frame in state.outbound {
@@ -464,84 +391,6 @@
             }
             state.outbound = []
             return resumes
-        }
-
-        private func keepDeadlines(_ now: ContinuousClock.Instant) {
-            let resumes = lock.withLock { () -> [() -> Void] in
-                if let deadline = state.deadline, now >= deadline, state.end == nil {
-                    // This side's close went unanswered.
-                    return end(.closed(nil))
-                }
-                guard state.end == nil, let interval = options.pingInterval, let next = state.nextPing, now >= next
-                else {
-                    return []
-                }
-                // While the reader is behind, nothing is read: no ping counts as missed.
-                guard !state.paused else {
-                    state.unansweredPings = 0
-                    state.nextPing = now + interval
-                    return []
-                }
-                guard state.unansweredPings < 2 else {
-                    return end(
-                        .failed(NetworkError(.timedOut, "The server answered none of two pings, \(interval) apart.")))
-                }
-                state.unansweredPings += 1
-                state.nextPing = now + interval
-                if let bytes = state.conversation.ping(Data("courier".utf8)) { enqueueControl(bytes) }
-                return []
-            }
-            for resume in resumes { resume() }
-        }
-
-        /// Writes what the socket takes now.
-        private func flush() {
-            while true {
-                let head = lock.withLock { () -> (id: UInt64, bytes: Data, written: Int)? in
-                    guard !state.outbound.isEmpty else { return nil }
-                    state.outbound[0].started = true
-                    let frame = state.outbound[0]
-                    return (frame.id, frame.bytes, frame.written)
-                }
-                guard let head else { return }
-                var sent = 0
-                let code = head.bytes.withUnsafeBytes { bytes in
-                    courier_curl_easy_send(easy, bytes.baseAddress! + head.written, bytes.count - head.written, &sent)
-                }
-                if code == Int32(COURIER_CURLE_AGAIN) { return }
-                guard code == Int32(COURIER_CURLE_OK) else {
-                    return fail(NetworkError(.transport, "The WebSocket's connection was lost (libcurl \(code))."))
-                }
-                let sender = lock.withLock { () -> CheckedContinuation<Result<Void, NetworkError>, Never>? in
-                    guard let index = state.outbound.firstIndex(where: { $0.id == head.id }) else { return nil }
-                    state.outbound[index].written += sent
-                    guard state.outbound[index].written == head.bytes.count else { return nil }
-                    return state.outbound.remove(at: index).sender
-                }
-                sender?.resume(returning: .success(()))
-            }
-        }
-
-        /// Closes the handle once the connection ended and its last frames went (or the
-        /// deadline passed); answers everyone still waiting.
-        private func releaseIfDone(_ now: ContinuousClock.Instant) -> Bool {
-            let (releasedNow, resumes, onEnd) = lock.withLock { () -> (Bool, [() -> Void], (@Sendable () -> Void)?) in
-                guard !state.released else { return (false, [], nil) }
-                guard state.end != nil, state.outbound.isEmpty || state.deadline.map({ now >= $0 }) ?? false else {
-                    return (false, [], nil)
-                }
-                state.released = true
-                var resumes = dropConnection([])
-                for closer in state.closers { resumes.append { closer.resume() } }
-                state.closers = []
-                defer { state.onEnd = nil }
-                return (true, resumes, state.onEnd)
-            }
-            guard releasedNow else { return lock.withLock { state.released } }
-            courier_curl_easy_cleanup(easy)
-            for resume in resumes { resume() }
-            onEnd?()
-            return true
         }
     }
 #endif

@@ -63,18 +63,26 @@
             func settle() { lock.withLock {} }
         }
 
+        /// Whether the opening whose ``Answer`` `answer` points to was cancelled.
+        fileprivate static func isCancelled(_ answer: UnsafeMutableRawPointer) -> Bool {
+            Unmanaged<Answer>.fromOpaque(answer).takeUnretainedValue().isCancelled
+        }
+
         /// Connects and runs the handshake.
         /// - Parameters:
         ///   - request: The handshake's request, through every layer, with the upgrade headers.
         ///   - tls: Certificate authorities and pins.
         ///   - maximumBodySize: The most bytes of body taken from an answer that is not `101`.
         ///   - faults: Failures tests inject.
+        ///   - ended: Called as the opening's thread ends (for tests: a cancelled opening must
+        ///     not keep it).
         /// - Returns: The answer, and the connection when the server switched protocols.
         /// - Throws: ``NetworkError``: ``NetworkError/Code/cancelled``,
         ///   ``NetworkError/Code/timedOut`` past the request's timeout, ``NetworkError/Code/tls``,
         ///   ``NetworkError/Code/transport``.
         static func open(
-            _ request: HTTPRequest, tls: TLSOptions, maximumBodySize: Int, faults: CurlFaults = CurlFaults()
+            _ request: HTTPRequest, tls: TLSOptions, maximumBodySize: Int, faults: CurlFaults = CurlFaults(),
+            ended: (@Sendable () -> Void)? = nil
         )
             async throws(NetworkError) -> Opened
         {
@@ -100,6 +108,7 @@
                         {
                             courier_curl_easy_cleanup(connection.easy)
                         }
+                        ended?()
                     }.start()
                 }
             } onCancel: {
@@ -111,7 +120,7 @@
         /// Connects, runs the handshake and checks a `101` answer.
         /// - Returns: The answer, and for a `101` the connection, served from now on, with the
         ///   subprotocol the server chose.
-        /// - Throws: As ``open(_:tls:maximumBodySize:faults:)``, and
+        /// - Throws: As ``open(_:tls:maximumBodySize:faults:ended:)``, and
         ///   ``NetworkError/Code/transport`` for a `101` that does not complete the handshake.
         static func link(
             _ request: HTTPRequest, handshake: WebSocketHandshake, options: WebSocketOptions, tls: TLSOptions,
@@ -165,10 +174,25 @@
             // Through a proxy the connection is a tunnel to the server, as for https.
             try options.set(Int32(COURIER_CURLOPT_HTTPPROXYTUNNEL), 1)
             try options.set(Int32(COURIER_CURLOPT_CONNECT_ONLY), 1)
+            // A cancellation ends the connecting too, not only the handshake after it: libcurl
+            // asks the progress function at least once a second while it connects.
+            try options.check(
+                Int32(COURIER_CURLOPT_XFERINFOFUNCTION),
+                options.code(Int32(COURIER_CURLOPT_XFERINFOFUNCTION)) {
+                    courier_curl_setopt_function(
+                        $0, Int32(COURIER_CURLOPT_XFERINFOFUNCTION),
+                        unsafeBitCast(openingProgress, to: (@convention(c) () -> Void).self))
+                })
+            try options.set(Int32(COURIER_CURLOPT_XFERINFODATA), pointer: Unmanaged.passUnretained(answer).toOpaque())
+            try options.set(Int32(COURIER_CURLOPT_NOPROGRESS), 0)
 
             let cancelled = NetworkError(.cancelled, "The WebSocket's opening was cancelled.")
             if answer.isCancelled { throw cancelled }
             let code = courier_curl_easy_perform(easy)
+            // The handle outlives `answer` in the connection: libcurl is told to forget it.
+            _ = courier_curl_setopt_long(easy, Int32(COURIER_CURLOPT_NOPROGRESS), 1)
+            _ = courier_curl_setopt_pointer(easy, Int32(COURIER_CURLOPT_XFERINFODATA), nil)
+            if answer.isCancelled { throw cancelled }
             guard code == Int32(COURIER_CURLE_OK) else {
                 throw CurlErrors.error(for: code, detail: String(cString: errorBuffer), deadline: request.timeout)
             }
@@ -206,6 +230,10 @@
             var lines = ["GET \(target) HTTP/1.1"]
             if request.headers["Host"] == nil { lines.append("Host: \(authority(of: url))") }
             for field in request.headers { lines.append("\(field.name): \(field.value)") }
+            // What every transfer of the transport sends unless the request has its own.
+            for (name, value) in CurlTransfer.defaultFields where request.headers[name] == nil {
+                lines.append("\(name): \(value)")
+            }
             return lines.joined(separator: "\r\n") + "\r\n\r\n"
         }
 
@@ -281,5 +309,12 @@
                 }
             }
         }
+    }
+
+    /// The opening's progress function: non-zero (stop) once the opening was cancelled.
+    private let openingProgress: @convention(c) (UnsafeMutableRawPointer?, Int64, Int64, Int64, Int64) -> Int32 = {
+        answer, _, _, _, _ in
+        guard let answer else { return 0 }
+        return CurlWebSocketOpening.isCancelled(answer) ? 1 : 0
     }
 #endif

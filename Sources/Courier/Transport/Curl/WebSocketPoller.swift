@@ -56,6 +56,8 @@
 
         private func run() {
             var drain = [UInt8](repeating: 0, count: 64)
+            // One buffer for every connection's reads: they are read one at a time, here.
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
                 let served = lock.withLock { Array(links.values) }
                 var descriptors = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
@@ -78,7 +80,7 @@
                 let later = ContinuousClock.now
                 var ended: [ObjectIdentifier] = []
                 for (index, link) in served.enumerated()
-                where link.service(events: descriptors[index + 1].revents, now: later) {
+                where link.service(events: descriptors[index + 1].revents, now: later, buffer: &buffer) {
                     ended.append(ObjectIdentifier(link))
                 }
                 if !ended.isEmpty { lock.withLock { for id in ended { links[id] = nil } } }

@@ -64,18 +64,10 @@ extension URLSessionTransport {
             completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
         ) {
             #if canImport(Security)
-                let space = challenge.protectionSpace
-                if space.authenticationMethod == NSURLAuthenticationMethodServerTrust, let trust = space.serverTrust {
-                    guard ServerTrust.narrows(tls, host: space.host) else {
-                        return completionHandler(.performDefaultHandling, nil)
-                    }
-                    guard ServerTrust.accepts(trust, host: space.host, options: tls) else {
-                        call(for: task)?.stop(
-                            NetworkError(.tls, "The server's certificate or public key is not one the client trusts."))
-                        return completionHandler(.cancelAuthenticationChallenge, nil)
-                    }
-                    return completionHandler(.useCredential, URLCredential(trust: trust))
+                let trust = ServerTrust.answer(challenge, options: tls) {
+                    call(for: task)?.stop(ServerTrust.untrusted)
                 }
+                if let trust { return completionHandler(trust.disposition, trust.credential) }
             #endif
             #if canImport(FoundationNetworking)
                 if let failure = challenge.failureResponse as? HTTPURLResponse {

@@ -321,19 +321,10 @@ final class URLSessionWebSocketLink: NSObject, WebSocketLink, URLSessionWebSocke
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         #if canImport(Security)
-            let space = challenge.protectionSpace
-            if space.authenticationMethod == NSURLAuthenticationMethodServerTrust, let trust = space.serverTrust {
-                guard ServerTrust.narrows(tls, host: space.host) else {
-                    return completionHandler(.performDefaultHandling, nil)
-                }
-                guard ServerTrust.accepts(trust, host: space.host, options: tls) else {
-                    abort(
-                        NetworkError(.tls, "The server's certificate or public key is not one the client trusts."),
-                        code: .goingAway)
-                    return completionHandler(.cancelAuthenticationChallenge, nil)
-                }
-                return completionHandler(.useCredential, URLCredential(trust: trust))
+            let trust = ServerTrust.answer(challenge, options: tls) {
+                abort(ServerTrust.untrusted, code: .goingAway)
             }
+            if let trust { return completionHandler(trust.disposition, trust.credential) }
         #endif
         // No credential is ever offered: a 401 comes back as the handshake's answer.
         completionHandler(.rejectProtectionSpace, nil)
