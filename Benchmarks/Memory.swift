@@ -28,11 +28,13 @@ enum Memory {
         return 0
     }
 
-    /// Runs `body` and returns how far the peak resident size rose above the size before it.
+    /// Runs `body` and returns how far the peak resident size rose above the size before it;
+    /// where the peak cannot be reset, how far the resident size rose (the peak would be the
+    /// process's whole life's).
     static func peakGrowth(_ body: () async throws -> Void) async rethrows -> Int64 {
-        resetPeak()
+        let reset = resetPeak()
         let before = resident
         try await body()
-        return max(0, peak - before)
+        return max(0, (reset ? peak : resident) - before)
     }
 }

@@ -50,18 +50,24 @@ final class RawWebSocket: @unchecked Sendable {
     func echo(_ text: [UInt8], count: Int, burst: Int) throws -> Double {
         precondition(text.count >= 126 && text.count < 65_536, "one length encoding: 16 bits")
         let echoSize = 4 + text.count
+        // The header never changes; the key and the masked text are written over each time.
+        frame = [0x81, 0xFE, UInt8(text.count >> 8), UInt8(text.count & 0xFF), 0, 0, 0, 0]
+        frame += text
         let start = ContinuousClock.now
         var generator = SystemRandomNumberGenerator()
         var sent = 0
         while sent < count {
             let now = min(burst, count - sent)
             for _ in 0..<now {
-                let key = UInt32.random(in: .min ... .max, using: &generator)
-                frame.removeAll(keepingCapacity: true)
-                frame += [0x81, 0xFE, UInt8(text.count >> 8), UInt8(text.count & 0xFF)]
-                let mask = (0..<4).map { UInt8(truncatingIfNeeded: key >> ($0 * 8)) }
-                frame += mask
-                for (index, byte) in text.enumerated() { frame.append(byte ^ mask[index & 3]) }
+                var key = UInt32.random(in: .min ... .max, using: &generator)
+                frame.withUnsafeMutableBytes { bytes in
+                    withUnsafeBytes(of: &key) { keyBytes in
+                        for index in 0..<4 { bytes[4 + index] = keyBytes[index] }
+                        text.withUnsafeBytes { plain in
+                            for index in 0..<plain.count { bytes[8 + index] = plain[index] ^ keyBytes[index & 3] }
+                        }
+                    }
+                }
                 guard Sockets.write(fd, frame) else { throw Failure("the peer hung up") }
             }
             try receive(echoSize * now, expecting: text)

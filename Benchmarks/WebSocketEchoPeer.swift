@@ -27,7 +27,7 @@ enum WebSocketEchoPeer {
         Thread.detachNewThread {
             var byte: UInt8 = 0
             while read(0, &byte, 1) > 0 {}
-            exit(0)
+            _exit(0)
         }
         while true {
             let connection = accept(listener, nil, nil)

@@ -90,20 +90,25 @@ extension NetworkClient {
     private nonisolated func openWebSocket(
         _ endpoint: Endpoint<WebSocket>, options: WebSocketOptions, in epoch: SessionEpoch?
     ) async throws(NetworkError) -> (connection: WebSocket.Connection, epoch: SessionEpoch) {
-        let request = try makeRequest(endpoint)
+        let built = try makeRequest(endpoint)
+        let tls = try webSocketTLS(for: built)
+        // Observers hear of the handshake, which ends at its answer, as of a stream's connection.
+        let request = observing(built)
         let entry = register(in: epoch)
         defer { finish(entry) }
         let scope: RequestScope
         do {
             scope = try await self.scope(of: entry, in: epoch, request)
         } catch {
-            throw await afterItsEpoch(error, of: entry)
+            let failure = await afterItsEpoch(error, of: entry)
+            request.timeline?.end(nil, failure: failure, decoder: decodingContext.decoder)
+            throw failure
         }
         let upgrade = WebSocketUpgrade(
-            options: options, tls: try webSocketTLS(for: request),
-            maximumBodySize: Int(clamping: request.maximumResponseBodySize ?? 1024 * 1024))
+            options: options, tls: tls, maximumBodySize: Int(clamping: request.maximumResponseBodySize ?? 1024 * 1024))
         let context = InterceptorContext(client: self, epoch: scope.epoch, skipping: endpoint.skippedLayers)
-        let chain = self.chain(through: upgrade)
+        // The recent traffic keeps each handshake as it keeps any exchange.
+        let chain = self.chain(through: trafficLog.map { ArchivingTransport(inner: upgrade, log: $0) } ?? upgrade)
         let gate = self.gate
         let started = startedTask(priority: Task.currentPriority) {
             if let gate { try await gate.admit(request.url) }
@@ -128,13 +133,16 @@ extension NetworkClient {
                 opened.link.abort(error, code: .goingAway)
                 throw error
             }
+            request.timeline?.end(response)
             return (
                 WebSocket.Connection(link: opened.link, response: response, subprotocol: opened.subprotocol),
                 scope.epoch
             )
         } catch {
             upgrade.discard()
-            throw await failure(error, of: request, in: scope)
+            let failure = await failure(error, of: request, in: scope)
+            request.timeline?.end(nil, failure: failure, decoder: decodingContext.decoder)
+            throw failure
         }
     }
 

@@ -139,7 +139,7 @@ import Testing
                         return
                     }
                 }
-                _ = connection.send(.text("\(counts.count) senders, each \(Set(counts.values))"))
+                _ = connection.send(.text("\(counts.count) senders, each \(Set(counts.values)), pongs \(pongs > 0)"))
             }
         }
         let socket = try await Self.client(server).webSocket(.webSocket("count"))
@@ -155,7 +155,7 @@ import Testing
             }
             try await group.waitForAll()
         }
-        #expect(try await Self.next(socket) == .text("\(senders) senders, each [\(each)]"))
+        #expect(try await Self.next(socket) == .text("\(senders) senders, each [\(each)], pongs true"))
         await socket.close()
     }
 
@@ -260,6 +260,31 @@ import Testing
 }
 
 extension WebSocketLoopbackTests {
+    @Test("each handshake is told to the client's observers and kept in its recent traffic")
+    func observedAndKept() async throws {
+        let server = try LoopbackServer()
+        defer { server.stop() }
+        server.route("/v1/echo") { _ in .webSocket { connection in _ = await connection.receive() } }
+        server.route("/v1/gone") { _ in .json(#"{"code":0,"msg":"ok","data":null}"#, status: 404) }
+        let log = ObserverLog()
+        var configuration = NetworkClient.Configuration(
+            baseURL: server.baseURL.appendingPathComponent("v1/"), timeout: .seconds(10) * TestTiming.scale,
+            transport: TestTransport.make())
+        configuration.observers = [log]
+        configuration.keptExchanges = 8
+        let client = NetworkClient(configuration: configuration)
+        let socket = try await client.webSocket(.webSocket("echo"))
+        await socket.close()
+        let error = await #expect(throws: NetworkError.self) { try await client.webSocket(.webSocket("gone")) }
+        #expect(error?.status == 404)
+        #expect(log.timelines.map(\.status) == [101, 404])
+        #expect(log.timelines.map(\.attempts.count) == [1, 1])
+        #expect(log.timelines.map(\.failure) == [nil, .httpStatus])
+        let kept = client.recentTraffic().entries
+        #expect(kept.map(\.response.status) == [101, 404])
+        #expect(kept.map { URL(string: $0.request.url)?.path } == ["/v1/echo", "/v1/gone"])
+    }
+
     @Test("every way a socket ends lets the client forget it")
     func nothingKept() async throws {
         let server = try LoopbackServer()

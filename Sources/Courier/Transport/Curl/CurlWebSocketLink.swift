@@ -162,15 +162,17 @@
             case refused(NetworkError)
         }
 
-        /// Writes `frame` at once when nothing is queued before it (what the socket does not
-        /// take then stays first in the queue, begun), else queues it behind the rest.
+        /// Writes `frame` at once when nothing is queued before it and the poller's thread is not
+        /// using the connection (what the socket does not take then stays first in the queue,
+        /// begun), else queues it behind the rest: a sender never waits for the poller's writing.
         private func write(_ frame: Outgoing) -> Writing {
             var frame = frame
-            io.lock()
-            defer { io.unlock() }
+            let holdsIO = io.try()
+            defer { if holdsIO { io.unlock() } }
             let direct = lock.withLock { () -> Bool? in
+                // A released connection has ended: this refuses it too.
                 guard state.end == nil, state.conversation.phase == .open, !state.released else { return nil }
-                guard state.outbound.isEmpty else {
+                guard holdsIO, state.outbound.isEmpty else {
                     state.outbound.append(frame)
                     return false
                 }
