@@ -25,6 +25,7 @@ extension FaultServer {
             case pause(Duration)
             case readHead
             case readRequest
+            case acceptWebSocket
             case close
             case reset
             case waitForHangUp
@@ -89,6 +90,17 @@ extension FaultServer {
         /// Waits until the next whole request (head and body) has arrived.
         public static let readRequest = Step(action: .readRequest)
 
+        /// Waits for the next request head and switches the connection to the WebSocket
+        /// protocol: a `101` with the accept key its `Sec-WebSocket-Key` asks for (a head
+        /// without one is answered `400` and the connection closed). The steps after it write
+        /// frames, a broken server's with ``send(_:)-(WebSocketFault)``.
+        public static let acceptWebSocket = Step(action: .acceptWebSocket)
+
+        /// Sends a broken server's WebSocket frame (after ``acceptWebSocket``).
+        /// - Parameter fault: The frame.
+        /// - Returns: The step.
+        public static func send(_ fault: WebSocketFault) -> Step { send(fault.bytes) }
+
         /// Closes the connection in order (a FIN), reading what the client sends for another
         /// 100 ms so the close is not turned into a reset by unread bytes.
         public static let close = Step(action: .close)
@@ -112,6 +124,8 @@ extension FaultServer {
         private var parser = RequestParser(maximumHeadSize: 1 << 20, maximumBodySize: 64 << 20)
         private var heads = 0
         private var requests = 0
+        /// The `Sec-WebSocket-Key` of the latest request head.
+        private var webSocketKey: String?
         private var chunk = [UInt8](repeating: 0, count: 65_536)
         /// Whether the client hung up or the socket is closed.
         private var isOver = false
@@ -155,6 +169,18 @@ extension FaultServer {
             case .readRequest:
                 let target = requests + 1
                 readUntil { _, requests in requests >= target }
+            case .acceptWebSocket:
+                let target = heads + 1
+                readUntil { heads, _ in heads >= target }
+                guard !isOver else { return }
+                guard let key = webSocketKey else {
+                    perform(.send(Data("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".utf8), times: 1))
+                    return perform(.close)
+                }
+                let answer =
+                    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Accept: \(WebSocketHandshake.accept(for: key))\r\n\r\n"
+                perform(.send(Data(answer.utf8), times: 1))
             case .close:
                 // Shutting down only our side sends a FIN even when unread bytes are queued
                 // (a close() would send an RST); then read what is in flight for a moment.
@@ -201,6 +227,7 @@ extension FaultServer {
                 switch event {
                 case .head(let head):
                     heads += 1
+                    webSocketKey = head.headers["Sec-WebSocket-Key"]
                     core.log.receivedHead(head, on: index)
                 case .body:
                     requests += 1

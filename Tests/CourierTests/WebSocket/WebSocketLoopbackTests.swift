@@ -189,35 +189,10 @@ import Testing
         #expect(socket.closeFrame == nil)
     }
 
-    /// A server frame's first bytes, as a broken server writes them.
-    enum Fault: String, CaseIterable, CustomTestStringConvertible {
-        case cutMidHeader, maskedFrame, hugeLength, invalidText
-
-        var bytes: Data {
-            switch self {
-            case .cutMidHeader: Data([0x82, 0x7E, 0x01])
-            case .maskedFrame: Data([0x81, 0x82, 1, 2, 3, 4, 0x69 ^ 1, 0x69 ^ 2])
-            case .hugeLength: Data([0x82, 0x7F, 0x80, 0, 0, 0, 0, 0, 0, 1])
-            case .invalidText: Data([0x81, 0x02, 0xC3, 0x28])
-            }
-        }
-
-        /// The close the client answers with; `nil` when it cannot (the connection is gone).
-        var closeCode: WebSocketCloseCode? {
-            switch self {
-            case .cutMidHeader: nil
-            case .maskedFrame, .hugeLength: .protocolError
-            case .invalidText: .invalidData
-            }
-        }
-
-        var testDescription: String { rawValue }
-    }
-
     @Test(
         "a server that breaks the protocol fails the connection, answered with the close its fault calls for",
-        arguments: Fault.allCases)
-    func brokenServer(_ fault: Fault) async throws {
+        arguments: WebSocketFault.allCases.filter { $0 != .closeWithoutCode })
+    func brokenServer(_ fault: WebSocketFault) async throws {
         let server = try LoopbackServer()
         defer { server.stop() }
         let heard = Recorder<LoopbackServer.WebSocketConnection.Event>()
@@ -246,7 +221,7 @@ import Testing
         let heard = Recorder<LoopbackServer.WebSocketConnection.Event>()
         server.route("/v1/quiet") { _ in
             .webSocket { connection in
-                connection.sendRaw(Data([0x88, 0x00]))
+                connection.sendRaw(WebSocketFault.closeWithoutCode.bytes)
                 heard.append(await connection.receive())
             }
         }
@@ -341,5 +316,19 @@ final class Recorder<Value: Sendable>: @unchecked Sendable {
     func values(count: Int) async -> [Value] {
         for _ in 0..<500 where values.count < count { try? await Task.sleep(for: .milliseconds(10)) }
         return values
+    }
+}
+
+extension WebSocketFault: CustomTestStringConvertible {
+    public var testDescription: String { rawValue }
+
+    /// The close the client answers with; `nil` when it cannot (the connection is gone).
+    var closeCode: WebSocketCloseCode? {
+        switch self {
+        case .frameCutMidHeader: nil
+        case .maskedFrame, .oversizedLength: .protocolError
+        case .invalidText: .invalidData
+        case .closeWithoutCode: .noStatus
+        }
     }
 }
