@@ -320,6 +320,7 @@ final class Recorder<Value: Sendable>: @unchecked Sendable {
 }
 
 extension WebSocketFault: CustomTestStringConvertible {
+    /// The case's name, in the test's report.
     public var testDescription: String { rawValue }
 
     /// The close the client answers with; `nil` when it cannot (the connection is gone).
