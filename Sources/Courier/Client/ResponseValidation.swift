@@ -17,24 +17,17 @@ struct ResponseValidation: Sendable {
         guard acceptableStatusCodes.contains(response.status) else { throw statusError(response) }
         guard checksContentType, method != .head, response.status != 204, !response.body.isEmpty else { return }
         guard let mediaType = response.mediaType, !mediaType.isEmpty else {
-            var error = NetworkError(.unacceptableContentType, "The answer has no Content-Type.")
-            error.status = response.status
-            error.headers = response.headers
-            error.body = response.body
-            throw error
+            throw NetworkError(.unacceptableContentType, "The answer has no Content-Type.").answered(by: response)
         }
         let family = mediaType.split(separator: "/").first.map { "\($0)/*" } ?? ""
         guard
             acceptableContentTypes.contains(mediaType) || acceptableContentTypes.contains(family)
                 || acceptableContentTypes.contains("*/*")
         else {
-            var error = NetworkError(
+            throw NetworkError(
                 .unacceptableContentType,
-                "The answer's Content-Type \(mediaType) is not one of \(acceptableContentTypes.sorted()).")
-            error.status = response.status
-            error.headers = response.headers
-            error.body = response.body
-            throw error
+                "The answer's Content-Type \(mediaType) is not one of \(acceptableContentTypes.sorted())."
+            ).answered(by: response)
         }
     }
 
@@ -44,9 +37,7 @@ struct ResponseValidation: Sendable {
     func statusError(_ response: HTTPResponse) -> NetworkError {
         let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
         var error = NetworkError(.httpStatus, "The server answered \(response.status) (\(reason)).")
-        error.status = response.status
-        error.headers = response.headers
-        error.body = response.body
+            .answered(by: response)
         guard let object = EnvelopeProbe.object(in: response.body) else { return error }
         // An envelope of the client's format first: its `data` may well be called `content`.
         if let code = EnvelopeProbe.businessCode(EnvelopeProbe.value(at: envelope.codeKey, in: object)) {

@@ -249,6 +249,15 @@ extension NetworkError {
         return copy
     }
 
+    /// A copy that keeps the answer it is about: its status, header fields and body.
+    func answered(by response: HTTPResponse) -> NetworkError {
+        var copy = self
+        copy.status = response.status
+        copy.headers = response.headers
+        copy.body = response.body
+        return copy
+    }
+
     /// Wraps any error as a `NetworkError`: a `NetworkError` is kept, a `CancellationError`
     /// becomes ``Code/cancelled``, anything else ``Code/transport``.
     static func wrapping(_ error: any Error) -> NetworkError {

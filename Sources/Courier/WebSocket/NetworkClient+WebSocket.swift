@@ -165,18 +165,13 @@ extension NetworkClient {
             configuration.envelope.successKey != nil || !configuration.envelope.successCodes.contains(code)
         {
             var error = NetworkError(.business, "The server refused the WebSocket with business code \(code).")
+                .answered(by: response)
             error.businessCode = code
-            error.status = response.status
-            error.headers = response.headers
-            error.body = response.body
             return error
         }
-        var error = NetworkError(
+        return NetworkError(
             .transport,
-            "The server answered the WebSocket's handshake with \(response.status), not 101 Switching Protocols.")
-        error.status = response.status
-        error.headers = response.headers
-        error.body = response.body
-        return error
+            "The server answered the WebSocket's handshake with \(response.status), not 101 Switching Protocols."
+        ).answered(by: response)
     }
 }
