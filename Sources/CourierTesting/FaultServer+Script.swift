@@ -90,10 +90,12 @@ extension FaultServer {
         /// Waits until the next whole request (head and body) has arrived.
         public static let readRequest = Step(action: .readRequest)
 
-        /// Waits for the next request head and switches the connection to the WebSocket
+        /// Waits for a request head not yet answered by this step (one a ``readHead`` or a
+        /// ``pause(_:)`` before it read counts) and switches the connection to the WebSocket
         /// protocol: a `101` with the accept key its `Sec-WebSocket-Key` asks for (a head
-        /// without one is answered `400` and the connection closed). The steps after it write
-        /// frames, a broken server's with ``send(_:)-(WebSocketFault)``.
+        /// without one is answered `400` and the connection closed; a malformed head is never
+        /// answered). The steps after it write frames, a broken server's with
+        /// ``send(_:)-(WebSocketFault)``.
         public static let acceptWebSocket = Step(action: .acceptWebSocket)
 
         /// Sends a broken server's WebSocket frame (after ``acceptWebSocket``).
@@ -126,6 +128,8 @@ extension FaultServer {
         private var requests = 0
         /// The `Sec-WebSocket-Key` of the latest request head.
         private var webSocketKey: String?
+        /// How many request heads had arrived when ``Step/acceptWebSocket`` last answered.
+        private var headsUpgraded = 0
         private var chunk = [UInt8](repeating: 0, count: 65_536)
         /// Whether the client hung up or the socket is closed.
         private var isOver = false
@@ -170,9 +174,10 @@ extension FaultServer {
                 let target = requests + 1
                 readUntil { _, requests in requests >= target }
             case .acceptWebSocket:
-                let target = heads + 1
+                let target = headsUpgraded + 1
                 readUntil { heads, _ in heads >= target }
                 guard !isOver else { return }
+                headsUpgraded = heads
                 guard let key = webSocketKey else {
                     perform(.send(Data("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".utf8), times: 1))
                     return perform(.close)

@@ -63,33 +63,40 @@ extension NetworkClient {
         async throws(NetworkError) -> WebSocket
     {
         let generation = cancelAllGeneration
-        let (first, epoch) = try await openWebSocket(endpoint, options: options, in: nil)
+        let (first, epoch, timeline) = try await openWebSocket(endpoint, options: options, in: nil)
         // The socket holds the client, which opens it again; the client holds it only weakly.
         let socket = WebSocket(first: first, options: options) { () async throws(NetworkError) in
             await self.waitUntilReachable()
-            return try await self.openWebSocket(endpoint, options: options, in: epoch).connection
+            let (connection, _, timeline) = try await self.openWebSocket(endpoint, options: options, in: epoch)
+            timeline?.end(connection.response)
+            return connection
         }
         // Kept before the check: a logout after it finds the socket and closes it.
         socket.setForget(keep(socket, in: epoch.number))
-        guard epoch.isCurrent else {
-            let error = session.endError(of: epoch.number, while: "the WebSocket opened")
-            socket.stop(error, code: .goingAway)
-            throw error
+        var refused: NetworkError?
+        if !epoch.isCurrent {
+            refused = session.endError(of: epoch.number, while: "the WebSocket opened")
+        } else if cancelAllGeneration != generation {
+            // A cancelAll() between the handshake's end and the keeping above reached neither.
+            refused = NetworkError(.cancelled, "The WebSocket was closed by cancelAll() as it opened.")
         }
-        // A cancelAll() between the handshake's end and the keeping above reached neither.
-        guard cancelAllGeneration == generation else {
-            let error = NetworkError(.cancelled, "The WebSocket was closed by cancelAll() as it opened.")
-            socket.stop(error, code: .goingAway)
-            throw error
+        if let refused {
+            socket.stop(refused, code: .goingAway)
+            timeline?.end(nil, failure: refused, decoder: decodingContext.decoder)
+            throw refused
         }
+        timeline?.end(first.response)
         return socket
     }
 
     /// One connection of `endpoint`: its handshake through the layers, in session epoch
-    /// `epoch` (a reconnection's) or the current one.
+    /// `epoch` (a reconnection's) or the current one. A failed handshake's timeline is ended
+    /// here; an opened one's is returned, for the caller to end once it keeps the connection.
     private nonisolated func openWebSocket(
         _ endpoint: Endpoint<WebSocket>, options: WebSocketOptions, in epoch: SessionEpoch?
-    ) async throws(NetworkError) -> (connection: WebSocket.Connection, epoch: SessionEpoch) {
+    ) async throws(NetworkError) -> (
+        connection: WebSocket.Connection, epoch: SessionEpoch, timeline: TimelineRecorder?
+    ) {
         let built = try makeRequest(endpoint)
         let tls = try webSocketTLS(for: built)
         // Observers hear of the handshake, which ends at its answer, as of a stream's connection.
@@ -133,10 +140,9 @@ extension NetworkClient {
                 opened.link.abort(error, code: .goingAway)
                 throw error
             }
-            request.timeline?.end(response)
             return (
                 WebSocket.Connection(link: opened.link, response: response, subprotocol: opened.subprotocol),
-                scope.epoch
+                scope.epoch, request.timeline
             )
         } catch {
             upgrade.discard()

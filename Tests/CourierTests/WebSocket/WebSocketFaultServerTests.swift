@@ -44,4 +44,19 @@ import Testing
         let answered = try Self.closes(in: server.connections.first?.received ?? Data())
         #expect(answered.map(\.code) == (fault.closeCode.map { [$0] } ?? []))
     }
+
+    @Test("the switch to WebSocket can be scripted after the head was read and a pause")
+    func lateAccept() async throws {
+        let server = try FaultServer([
+            .readHead, .pause(.milliseconds(100)), .acceptWebSocket, .send(.closeWithoutCode),
+        ])
+        defer { server.stop() }
+        let client = NetworkClient(
+            configuration: .init(
+                baseURL: server.baseURL, timeout: .seconds(10) * TestTiming.scale, transport: TestTransport.make()))
+        let socket = try await client.webSocket(.webSocket("late"))
+        var messages = socket.messages.makeAsyncIterator()
+        #expect(try await messages.next() == nil)
+        #expect(socket.closeFrame?.code == .noStatus)
+    }
 }

@@ -244,6 +244,9 @@ extension WebSocketLoopbackTests {
         let log = ObserverLog()
         var configuration = NetworkClient.Configuration(
             baseURL: server.baseURL.appendingPathComponent("v1/"), timeout: .seconds(10) * TestTiming.scale,
+            session: Session(
+                store: InMemoryTokenStore(credential: Credential(accessToken: "secret-token-7")),
+                placement: .header("token")),
             transport: TestTransport.make())
         configuration.observers = [log]
         configuration.keptExchanges = 8
@@ -258,6 +261,11 @@ extension WebSocketLoopbackTests {
         let kept = client.recentTraffic().entries
         #expect(kept.map(\.response.status) == [101, 404])
         #expect(kept.map { URL(string: $0.request.url)?.path } == ["/v1/echo", "/v1/gone"])
+        // The handshake carried the token; the archive hides it as it hides any request's.
+        #expect(server.requests.first?.headers["token"] == "secret-token-7")
+        let archived = String(decoding: client.recentTraffic().jsonData(), as: UTF8.self)
+        #expect(archived.contains("token"))
+        #expect(!archived.contains("secret-token-7"))
     }
 
     @Test("every way a socket ends lets the client forget it")
