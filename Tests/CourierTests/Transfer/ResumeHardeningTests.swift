@@ -6,6 +6,10 @@ import Testing
 /// A resumed download trusts nothing the server says about ranges and lengths: no arithmetic on
 /// them may trap, and an answer that does not continue the file is an error.
 @Suite struct ResumeHardeningTests {
+    /// Only a bound on a hang: no answer here waits for it. Generous, since the run's first
+    /// seconds, when every suite starts at once on two cores, held these transfers past 5 s.
+    static let timeout: Duration = .seconds(20) * TestTiming.scale
+
     /// The first attempt breaks after 2,000 of 4,000 bytes, so the resume asks for byte 2,000.
     static func brokenFirstAttempt() -> [FaultServer.Step] {
         [
@@ -33,7 +37,7 @@ import Testing
     func hostileResume(headers: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let backend = try FaultBackend(timeout: .seconds(5)) { connection in
+        let backend = try FaultBackend(timeout: Self.timeout) { connection in
             connection == 0
                 ? Self.brokenFirstAttempt()
                 : [
@@ -62,7 +66,7 @@ import Testing
     static func brokenDownload(
         in directory: TemporaryDirectory, resume: @escaping @Sendable (Int) -> [FaultServer.Step]
     ) async throws -> (FaultBackend, URL, DownloadResumeData) {
-        let backend = try FaultBackend(timeout: .seconds(5)) { connection in
+        let backend = try FaultBackend(timeout: Self.timeout) { connection in
             connection == 0 ? Self.brokenFirstAttempt() : resume(connection)
         }
         let destination = directory.file("file.bin")
