@@ -44,6 +44,8 @@ import Testing
         #expect(socket.closeFrame == WebSocketClose(code: 4000, reason: "bye"))
         #expect(await heard.values(count: 3).last == .close(WebSocketClose(code: 4000, reason: "bye")))
         #expect(server.requests.first?.headers["X-Room"] == "7")
+        // The transport's own fields, as every request of it carries them.
+        #expect(server.requests.first?.headers["User-Agent"]?.contains("Courier") == true)
     }
 
     @Test("a server that answers no ping is declared dead after two; one that answers stays open")
