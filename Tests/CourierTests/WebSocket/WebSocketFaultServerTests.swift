@@ -6,6 +6,12 @@ import Testing
 /// The client against FaultServer's WebSocket scripts: each broken frame a server can send, and
 /// the close the client answered with, read from the bytes the server received.
 @Suite struct WebSocketFaultServerTests {
+    private static func client(_ server: FaultServer) -> NetworkClient {
+        NetworkClient(
+            configuration: .init(
+                baseURL: server.baseURL, timeout: .seconds(10) * TestTiming.scale, transport: TestTransport.make()))
+    }
+
     /// The close frames among the client's frames after its handshake, in `received`.
     private static func closes(in received: Data) throws -> [WebSocketClose] {
         guard let headEnd = received.firstRange(of: Data("\r\n\r\n".utf8))?.upperBound else { return [] }
@@ -27,10 +33,7 @@ import Testing
         let server = try FaultServer(
             [.acceptWebSocket, .send(fault)] + (fault == .frameCutMidHeader ? [.close] : []))
         defer { server.stop() }
-        let client = NetworkClient(
-            configuration: .init(
-                baseURL: server.baseURL, timeout: .seconds(10) * TestTiming.scale, transport: TestTransport.make()))
-        let socket = try await client.webSocket(.webSocket("broken"))
+        let socket = try await Self.client(server).webSocket(.webSocket("broken"))
         var messages = socket.messages.makeAsyncIterator()
         if fault == .closeWithoutCode {
             #expect(try await messages.next() == nil)
@@ -51,10 +54,7 @@ import Testing
             .readHead, .pause(.milliseconds(100)), .acceptWebSocket, .send(.closeWithoutCode),
         ])
         defer { server.stop() }
-        let client = NetworkClient(
-            configuration: .init(
-                baseURL: server.baseURL, timeout: .seconds(10) * TestTiming.scale, transport: TestTransport.make()))
-        let socket = try await client.webSocket(.webSocket("late"))
+        let socket = try await Self.client(server).webSocket(.webSocket("late"))
         var messages = socket.messages.makeAsyncIterator()
         #expect(try await messages.next() == nil)
         #expect(socket.closeFrame?.code == .noStatus)

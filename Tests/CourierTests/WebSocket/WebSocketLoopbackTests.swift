@@ -145,18 +145,7 @@ import Testing
             }
         }
         let socket = try await Self.client(server).webSocket(.webSocket("count"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for sender in 0..<senders {
-                group.addTask {
-                    for index in 0..<each {
-                        var message = Data(repeating: UInt8(sender), count: size)
-                        message[1] = UInt8(index)
-                        try await socket.send(.binary(message))
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
+        try await socket.sendNumbered(senders: senders, each: each, size: size)
         #expect(try await Self.next(socket) == .text("\(senders) senders, each [\(each)], pongs true"))
         await socket.close()
     }
@@ -309,6 +298,26 @@ extension WebSocketLoopbackTests {
         // release is the soak's to check, by its descriptors: the poller is the process's.)
         for _ in 0..<200 where client.openWebSocketCount > 0 { try await Task.sleep(for: .milliseconds(20)) }
         #expect(client.openWebSocketCount == 0)
+    }
+}
+
+extension WebSocket {
+    /// Sends `each` binary messages of `size` bytes from each of `senders` tasks at once: a
+    /// message's first byte names its sender, its second its number among the sender's, and the
+    /// rest repeat the first, so a server can tell that each came whole and in order.
+    func sendNumbered(senders: Int, each: Int, size: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for sender in 0..<senders {
+                group.addTask {
+                    for index in 0..<each {
+                        var message = Data(repeating: UInt8(sender), count: size)
+                        message[1] = UInt8(index)
+                        try await self.send(.binary(message))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
     }
 }
 

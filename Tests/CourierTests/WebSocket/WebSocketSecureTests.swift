@@ -29,18 +29,7 @@
             let client = try Self.client(server, tls: TLSOptions(certificateAuthorities: server.authorityFile))
             let socket = try await client.webSocket(.webSocket("count"))
             let (senders, each, size) = (4, 200, 64_000)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for sender in 0..<senders {
-                    group.addTask {
-                        for index in 0..<each {
-                            var message = Data(repeating: UInt8(sender), count: size)
-                            message[1] = UInt8(index)
-                            try await socket.send(.binary(message))
-                        }
-                    }
-                }
-                try await group.waitForAll()
-            }
+            try await socket.sendNumbered(senders: senders, each: each, size: size)
             try await socket.send(.text("done"))
             var messages = socket.messages.makeAsyncIterator()
             guard case .text(let json) = try await messages.next() else {
