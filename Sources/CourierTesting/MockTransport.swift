@@ -13,10 +13,12 @@ import Foundation
 /// #expect(transport.requests.first?.query["page"] == "1")
 /// ```
 ///
-/// Like a real transport it never records a request whose task is already cancelled, and
-/// throws `NetworkError` with code `NetworkError.Code.cancelled` for it; nor one that
-/// cannot go on the wire (`HTTPRequest.checkWireSafety()`: a header with CR LF, say), which
-/// throws `NetworkError.Code.invalidRequest`.
+/// Like any transport it answers each request as it comes, and the client does the rest: it never
+/// hands it a request whose task is already cancelled (the caller gets
+/// `NetworkError.Code.cancelled`) or one that cannot go on the wire
+/// (`HTTPRequest.checkWireSafety()`: a header with CR LF, say, which throws
+/// `NetworkError.Code.invalidRequest`); it follows a redirect the mock answers with, and holds
+/// each request to its deadline (`NetworkError.Code.timedOut`).
 ///
 /// `@unchecked Sendable`: the recorded requests and canned queue are guarded by `lock`.
 public final class MockTransport: Transport, @unchecked Sendable {
@@ -55,14 +57,9 @@ public final class MockTransport: Transport, @unchecked Sendable {
     /// Records the request and answers it.
     /// - Parameter request: The request.
     /// - Returns: The canned or computed answer.
-    /// - Throws: `NetworkError`: the canned error, `NetworkError.Code.cancelled`,
-    ///   `NetworkError.Code.invalidRequest`, or `NetworkError.Code.transport` when no answer
-    ///   is left.
+    /// - Throws: `NetworkError`: the canned error, `NetworkError.Code.cancelled` when the task is
+    ///   cancelled during a delay, or `NetworkError.Code.transport` when no answer is left.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard !Task.isCancelled else {
-            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
-        }
-        try request.checkWireSafety()
         let next: Result<HTTPResponse, NetworkError>? = lock.withLock {
             recorded.append(request)
             return responder == nil ? (queue.isEmpty ? nil : queue.removeFirst()) : nil

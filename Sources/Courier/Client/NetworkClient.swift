@@ -40,7 +40,8 @@ public actor NetworkClient {
     public init(configuration: Configuration) {
         self.configuration = configuration
         self.session = configuration.session ?? .signedOut()
-        let transport = configuration.transport ?? Configuration.defaultTransport()
+        // Every transport sends one request at a time; the client keeps the rest of the contract.
+        let transport = SendContract(configuration.transport ?? Configuration.defaultTransport())
         let log = configuration.keptExchanges > 0 ? TrafficLog(capacity: configuration.keptExchanges) : nil
         self.trafficLog = log
         self.carriesTraces = configuration.interceptors.contains {

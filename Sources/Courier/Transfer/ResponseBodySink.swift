@@ -112,7 +112,7 @@ final class ResponseBodySink {
         progress?.downloaded(received, of: expected)
     }
 
-    private static func tooLarge(_ limit: Int64) -> NetworkError {
+    static func tooLarge(_ limit: Int64) -> NetworkError {
         NetworkError(.responseTooLarge, "The answer's body is larger than the limit of \(limit) bytes.")
     }
 

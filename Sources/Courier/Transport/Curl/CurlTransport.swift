@@ -28,15 +28,13 @@
     ///   they go at once.)
     /// - Cancelling the calling task answers at once with ``NetworkError/Code/cancelled``; the
     ///   handle is taken out of libcurl on its own thread, so cancellation never races it.
-    /// - Redirects follow Courier's redirect policy: credentials never reach another origin, a body is
-    ///   replayed only on the same origin.
     /// - Errors are precise: DNS, refused, lost, ``NetworkError/Code/timedOut``,
     ///   ``NetworkError/Code/tls`` for an untrusted certificate or a pin mismatch.
     /// - Certificate validation cannot be switched off.
     /// - Cookies that servers set are kept in memory for the transport's life and sent back by
     ///   the usual domain and path rules, as `URLSession`'s ephemeral configuration does (see
     ///   ``Options-swift.struct/keepsCookies``).
-    public final class CurlTransport: Transport {
+    public final class CurlTransport: Transport, DeadlineKeeping {
         /// Settings of a transport.
         public struct Options: Sendable, Hashable {
             /// Certificate authorities and public-key pins.
@@ -148,48 +146,23 @@
         /// How many easy handles are kept at most.
         var keptHandleLimit: Int { handles.limit }
 
-        /// Sends a request; see ``Transport/send(_:)``.
+        /// Sends one request; see ``Transport/send(_:)``.
         /// - Parameter request: The request.
         /// - Returns: The answer, with any status.
         /// - Throws: ``NetworkError``.
         public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-            guard !Task.isCancelled else {
-                throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
-            }
-            try request.checkWireSafety()
             let deadline = ContinuousClock.now + request.timeout
             let body = try await request.body.prepare()
             defer { body.discard() }
             // The total is known before the first byte goes: progress says "0 of N", not "0".
             if body.length > 0 { request.progress?.uploaded(0, of: body.length) }
-            var current = request
-            // Held from one hop to the next to the same origin: a redirected request does not
-            // go back to the end of the line.
-            var place: TransferAdmission.Place?
-            for _ in 0...RedirectPolicy.maximumRedirects {
-                let origin = TransferAdmission.origin(of: current.url)
-                if place?.origin != origin {
-                    place = nil
-                    place = try await admission.enter(origin, until: deadline, timeout: request.timeout)
-                }
-                let remaining = ContinuousClock.now.duration(to: deadline)
-                guard remaining > .zero, let place else {
-                    throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
-                }
-                let sendsBody = current.hasBody
-                let response = try await exchange(
-                    current, body: sendsBody ? body : PreparedBody(.none, contentType: nil), place: place,
-                    timeout: remaining, deadline: request.timeout)
-                guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
-                    // The URL the answer came from, after any redirect (its query aside).
-                    var answered = response
-                    if answered.url == nil { answered.url = current.url }
-                    return answered
-                }
-                try next.checkWireSafety()
-                current = next
+            let place = try await admission.enter(
+                TransferAdmission.origin(of: request.url), until: deadline, timeout: request.timeout)
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else {
+                throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
             }
-            throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
+            return try await exchange(request, body: body, place: place, timeout: remaining, deadline: request.timeout)
         }
 
         /// One request and its answer, in its place in libcurl (see ``TransferAdmission``); sent

@@ -13,8 +13,8 @@ extension URLSessionTransport {
     /// cancels the challenge. On Apple platforms every challenge but server trust is rejected,
     /// which delivers the 401 as an answer and offers no credential.
     ///
-    /// Redirects are not followed by `URLSession`: each 3xx is delivered as the answer and the
-    /// transport follows it by ``RedirectPolicy``.
+    /// Redirects are not followed by `URLSession`: each 3xx is delivered as the answer, and the
+    /// client follows it (see ``SendContract``).
     ///
     /// One delegate serves the transport's session and the single-use sessions of requests that
     /// are not idempotent, so calls are found by task object (task identifiers are per session).

@@ -6,27 +6,25 @@ import Foundation
 
 /// A ``Transport`` on `URLSession`: one session per transport with a session-level delegate.
 ///
-/// It works around the faults of Linux `URLSession` (FoundationNetworking):
+/// It sends one request and hands back its answer, never following a redirect itself: the
+/// client checks each request before it comes here and follows redirects (see ``Transport``),
+/// so FoundationNetworking's faults there (credentials kept on a redirect to another origin, a
+/// body dropped on a 307, a header with CR LF dropped silently) never come into play.
+///
+/// It works around the other faults of Linux `URLSession` (FoundationNetworking):
 /// - the deadline is enforced here as an overall deadline (`URLSession`'s own timeout is only an
 ///   idle timeout, so a server that trickles bytes would never time out, and it truncates
 ///   sub-second timeouts to zero);
-/// - an already-cancelled task never reaches `URLSession`, and a cancelled or timed-out request
-///   is answered at once, without waiting for `URLSession` to wind the transfer down;
+/// - a cancelled or timed-out request is answered at once, without waiting for `URLSession` to
+///   wind the transfer down;
 /// - a task is cancelled only once it has been resumed, and from one thread only (releasing the
 ///   transport cancels nothing), since FoundationNetworking can end the process when a task is
 ///   cancelled before it starts, or from two threads at once as it ends;
 /// - a 401 with `WWW-Authenticate: Basic` is answered by the session delegate instead of hanging;
-/// - redirects are followed here, by the rules `CurlTransport` follows too: `http` and `https`
-///   only, credentials (`Authorization`, `Cookie`, token and other secret-named headers) never
-///   to another origin, and a body kept (FoundationNetworking would drop it) on the same origin
-///   only;
 /// - a request that is not idempotent (``HTTPRequest/isIdempotent``) goes out on a connection
 ///   of its own: FoundationNetworking sends a request again, without its body, when a reused
 ///   connection closes before the answer, so a `POST` could reach the server twice;
 /// - every request states its `Content-Type`, so a POST is never silently sent as a form;
-/// - a header with CR, LF or another control character fails with
-///   ``NetworkError/Code/invalidRequest`` (FoundationNetworking would drop it silently and send
-///   the request without it: an `Authorization` header, say);
 /// - a download's memory stays flat when the disk is slower than the network (see
 ///   `DelegateQueue`);
 /// - no URL cache and no credential storage.
@@ -46,7 +44,7 @@ import Foundation
 /// - extra bytes after an answer (a body longer than its `Content-Length`, or a body on a
 ///   `204`, a `304` or an answer to `HEAD`) are read as the answer to the next request on that
 ///   connection.
-public final class URLSessionTransport: Transport {
+public final class URLSessionTransport: Transport, DeadlineKeeping {
     private let session: URLSession
     private let delegate: SessionDelegate
     #if canImport(FoundationNetworking)
@@ -119,43 +117,25 @@ public final class URLSessionTransport: Transport {
         return configuration
     }
 
-    /// Sends a request; see ``Transport/send(_:)``.
+    /// Sends one request; see ``Transport/send(_:)``.
     /// - Parameter request: The request.
     /// - Returns: The answer, with any status.
     /// - Throws: ``NetworkError``.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard !Task.isCancelled else {
-            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
-        }
-        // FoundationNetworking would drop a field with CR LF silently, and send a name as given.
-        try request.checkWireSafety()
         try checkSupported(request)
         let deadline = ContinuousClock.now + request.timeout
         let body = try await request.body.prepare()
         defer { body.discard() }
         // The total is known before the first byte goes: progress says "0 of N", not "0".
         if body.length > 0 { request.progress?.uploaded(0, of: body.length) }
-        var current = request
-        for _ in 0...RedirectPolicy.maximumRedirects {
-            let sendsBody = current.hasBody
-            let hopBody = sendsBody ? body : PreparedBody(.none, contentType: nil)
-            let call = Call(
-                request: try Self.makeURLRequest(current, contentType: hopBody.contentType), body: hopBody,
-                original: current, deadline: deadline,
-                timedOut: NetworkError(.timedOut, "No complete answer within \(request.timeout)."))
-            let response = try await perform(call, isIdempotent: current.isIdempotent)
-            guard let next = try RedirectPolicy.next(after: response, for: current, hasBody: sendsBody) else {
-                return response
-            }
-            try next.checkWireSafety()
-            try checkSupported(next)
-            current = next
-        }
-        throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
+        let call = Call(
+            request: try Self.makeURLRequest(request, contentType: body.contentType), body: body,
+            original: request, deadline: deadline,
+            timedOut: NetworkError(.timedOut, "No complete answer within \(request.timeout)."))
+        return try await perform(call, isIdempotent: request.isIdempotent)
     }
 
-    /// Refuses malformed pin patterns, and what Linux `URLSession` cannot do safely, on every
-    /// hop of a redirect.
+    /// Refuses malformed pin patterns, and what Linux `URLSession` cannot do safely.
     private func checkSupported(_ request: HTTPRequest) throws(NetworkError) {
         #if canImport(Security)
             // Before anything is sent, rather than in the server-trust challenge.

@@ -4,8 +4,9 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Courier's redirect rules, one set for every transport: each transport stops at a redirect
-/// answer and asks ``next(after:for:hasBody:)`` for the request that follows it.
+/// Courier's redirect rules, one set for every transport: a transport hands back a redirect
+/// answer as it is, and the client (``SendContract``) asks ``next(after:for:hasBody:)`` for the
+/// request that follows it.
 ///
 /// - Only `http` and `https` are followed; a `Location` with another scheme (`file:`, `ftp:`)
 ///   or one that is not a URL fails with ``NetworkError/Code/transport``. A 3xx without

@@ -1,0 +1,89 @@
+import Foundation
+
+/// What the client does, once, around every transport (``CurlTransport``,
+/// ``URLSessionTransport``, a mock, or an app's own): a transport sends one request and hands
+/// back its answer, and everything else about sending happens here.
+///
+/// - A request whose task is already cancelled is never handed to the transport.
+/// - A request that cannot go on the wire (``HTTPRequest/checkWireSafety()``) fails with
+///   ``NetworkError/Code/invalidRequest``, and so does each redirected request.
+/// - Redirects are followed by ``RedirectPolicy``, each one a request of its own, within the
+///   first request's deadline: a later one's ``HTTPRequest/timeout`` is the time left.
+/// - The deadline holds for a transport that does not keep it itself: at the deadline the
+///   transport's work is cancelled and the request fails with ``NetworkError/Code/timedOut``.
+/// - A body past ``HTTPRequest/maximumResponseBodySize`` fails with
+///   ``NetworkError/Code/responseTooLarge`` (Courier's transports stop reading it there; for
+///   another, it is checked once the body is whole).
+/// - An answer without ``HTTPResponse/url`` gets the URL of the request it answers.
+struct SendContract: Transport {
+    /// The transport that sends each request.
+    let transport: any Transport
+    /// Whether `transport` keeps the deadline itself, so no timer of the client's runs beside it.
+    private let keepsDeadline: Bool
+
+    init(_ transport: any Transport) {
+        self.transport = transport
+        keepsDeadline = transport is any DeadlineKeeping
+    }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard !Task.isCancelled else {
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
+        }
+        try request.checkWireSafety()
+        let deadline = ContinuousClock.now + request.timeout
+        var current = request
+        for hop in 0...RedirectPolicy.maximumRedirects {
+            if hop > 0 {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else {
+                    throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
+                }
+                current.timeout = left
+            }
+            var response = try await exchange(current, until: deadline, timeout: request.timeout)
+            if let limit = current.maximumResponseBodySize, Int64(response.body.count) > limit {
+                throw ResponseBodySink.tooLarge(limit)
+            }
+            guard
+                let next = try RedirectPolicy.next(after: response, for: current, hasBody: current.hasBody)
+            else {
+                // The URL the answer came from, after any redirect (its query aside).
+                if response.url == nil { response.url = current.url }
+                return response
+            }
+            try next.checkWireSafety()
+            current = next
+        }
+        throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
+    }
+
+    /// One request through the transport, cancelled at `deadline` when the transport does not
+    /// keep deadlines itself. A transport must stop when its task is cancelled: until it does,
+    /// the caller waits.
+    private func exchange(
+        _ request: HTTPRequest, until deadline: ContinuousClock.Instant, timeout: Duration
+    ) async throws -> HTTPResponse {
+        if keepsDeadline { return try await transport.send(request) }
+        let work = Task { try await transport.send(request) }
+        let passed = Locked(false)
+        let timer = Deadlines.shared.arm(at: deadline) {
+            passed.withLock { $0 = true }
+            work.cancel()
+        }
+        defer { Deadlines.shared.disarm(timer) }
+        let result = await withTaskCancellationHandler {
+            await work.result
+        } onCancel: {
+            work.cancel()
+        }
+        if case .failure = result, passed.withLock({ $0 }), !Task.isCancelled {
+            throw NetworkError(.timedOut, "No complete answer within \(timeout).")
+        }
+        return try result.get()
+    }
+}
+
+/// A transport that keeps ``HTTPRequest/timeout`` as an overall deadline itself, and stops at
+/// once when its task is cancelled: the client runs no timer of its own beside it.
+protocol DeadlineKeeping {}
