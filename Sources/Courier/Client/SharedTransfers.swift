@@ -5,28 +5,18 @@ import Foundation
 /// the others, and is cancelled when the last waiter leaves.
 ///
 /// Every caller waits in its own task and the transfer runs in one task of its own, so a
-/// request that shares costs no more task hops than one that does not.
-///
-/// `@unchecked Sendable`: `transfers` and each transfer's `waiters` are guarded by `lock`.
-final class SharedTransfers: @unchecked Sendable {
-    private final class Transfer: @unchecked Sendable {
-        let outcome = SharedOutcome<HTTPResponse>()
-        var waiters = 1
-        var task: Task<Void, any Error>?
-        /// The highest priority of a caller that joined before `task` was known (while the
-        /// transfer still ran its first steps on the starter's thread).
-        var joinedPriority: TaskPriority?
-    }
-
-    private let lock = NSLock()
-    private var transfers: [[String]: Transfer] = [:]
+/// request that shares costs no more task hops than one that does not. Who waits for what is
+/// ``SharedTransferState``'s to say; this class keeps it under a lock and runs the tasks.
+final class SharedTransfers: Sendable {
+    private typealias State = SharedTransferState<Task<Void, any Error>, SharedOutcome<HTTPResponse>>
+    private let state = Locked(State())
 
     /// The number of callers waiting for a shared transfer that later identical requests can
     /// still join (not one detached by ``detachAll()``), all transfers together.
-    var waiterCount: Int { lock.withLock { transfers.values.reduce(0) { $0 + $1.waiters } } }
+    var waiterCount: Int { state.withLock { $0.waiterCount } }
 
     /// Whether the transfer for `key` has its task, for tests.
-    func hasStarted(_ key: [String]) -> Bool { lock.withLock { transfers[key]?.task != nil } }
+    func hasStarted(_ key: [String]) -> Bool { state.withLock { $0.hasWork(key) } }
 
     /// The answer of the transfer for `key`: one in flight, or a new one made by `start`.
     /// - Parameters:
@@ -42,66 +32,52 @@ final class SharedTransfers: @unchecked Sendable {
         for key: [String], cancellation: @escaping (_ stop: @escaping @Sendable () -> Void) -> Void,
         start: @escaping @Sendable () async throws -> HTTPResponse, joining: () -> Void = {}
     ) async throws -> HTTPResponse {
-        let cancelled = NetworkError(.cancelled, "The request was cancelled before it was sent.")
         // A caller cancelled already starts nothing and joins nothing.
-        guard !Task.isCancelled else { throw cancelled }
-        let priority = Task.currentPriority
-        let (transfer, isNew, running): (Transfer, Bool, Task<Void, any Error>?) = lock.withLock {
-            if let running = transfers[key] {
-                running.waiters += 1
-                if running.task == nil, running.joinedPriority.map({ $0 < priority }) ?? true {
-                    running.joinedPriority = priority
-                }
-                return (running, false, running.task)
-            }
-            let transfer = Transfer()
-            transfers[key] = transfer
-            return (transfer, true, nil)
+        guard !Task.isCancelled else {
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
         }
-        // A caller of higher priority than the one that started it does not wait at the lower
-        // priority. Outside the lock: an escalation runs handlers on this thread.
-        if let running { escalate(running, to: priority) }
-        defer { leave(transfer, key: key) }
-        if !isNew { joining() }
-        if isNew {
+        let priority = Task.currentPriority
+        let arrival = state.withLock { $0.arrive(key, priority: priority, make: { SharedOutcome() }) }
+        switch arrival {
+        case .join(let id, let outcome, let running):
+            defer { leave(id) }
+            // A caller of higher priority than the one that started it does not wait at the lower
+            // priority. Outside the lock: an escalation runs handlers on this thread.
+            if let running { escalate(running, to: priority) }
+            joining()
+            return try await outcome.value(whileWaitingFor: "an identical request", cancellation: cancellation)
+        case .start(let id, let outcome):
+            defer { leave(id) }
             // Started outside the lock: the task may run at once, on this thread.
-            let task = startedTask(priority: priority) { [self] in
+            let task = startedTask(priority: priority) { [state] in
                 let result: Result<HTTPResponse, any Error>
                 do {
                     result = .success(try await start())
                 } catch {
                     result = .failure(error)
                 }
-                lock.withLock { if transfers[key] === transfer { transfers[key] = nil } }
-                transfer.outcome.finish(result)
+                state.withLock { $0.ended(id) }
+                outcome.finish(result)
             }
             // This caller is still waiting, so the transfer cannot have been abandoned yet.
-            let joinedPriority = lock.withLock {
-                transfer.task = task
-                return transfer.joinedPriority
+            if let joined = state.withLock({ $0.started(id, work: task, priority: priority) }) {
+                escalate(task, to: joined)
             }
-            if let joinedPriority, joinedPriority > priority { escalate(task, to: joinedPriority) }
+            return try await outcome.value(whileWaitingFor: "an identical request", cancellation: cancellation)
         }
-        return try await transfer.outcome.value(whileWaitingFor: "an identical request", cancellation: cancellation)
     }
 
     /// Lets no later caller join a transfer in flight now: each goes on for the callers it has
     /// (until they leave), and the next identical request starts a new one.
     func detachAll() {
-        lock.withLock { transfers.removeAll() }
+        state.withLock { $0.detachAll() }
     }
 
     /// One waiter fewer. When the last one leaves, the transfer is cancelled (a cancelled caller
     /// was its last; for one that had its answer this does nothing), and a later identical
     /// request starts a new one.
-    private func leave(_ transfer: Transfer, key: [String]) {
-        let last: Task<Void, any Error>? = lock.withLock {
-            transfer.waiters -= 1
-            guard transfer.waiters == 0 else { return nil }
-            if transfers[key] === transfer { transfers[key] = nil }
-            return transfer.task
-        }
-        last?.cancel()
+    private func leave(_ id: State.ID) {
+        state.withLock { $0.leave(id) }?.cancel()
     }
 }
 

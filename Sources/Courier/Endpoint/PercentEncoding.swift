@@ -40,18 +40,24 @@ public enum PercentEncoding {
         _ bytes: UnsafeBufferPointer<UInt8>, to output: UnsafeMutableBufferPointer<UInt8>, at offset: Int
     ) -> Int {
         var count = offset
-        for byte in bytes {
-            if isUnreserved(byte) {
-                output[count] = byte
-                count += 1
-            } else {
-                output[count] = UInt8(ascii: "%")
-                output[count + 1] = hexDigit(byte >> 4)
-                output[count + 2] = hexDigit(byte & 0x0F)
-                count += 3
-            }
-        }
+        for byte in bytes { count = put(byte, escaped: !isUnreserved(byte), into: output, at: count) }
         return count
+    }
+
+    /// Writes `byte` into `output` at `offset`, as it is or as its `%XX` escape, and returns the
+    /// offset after it: the one escape loop of the encodings here.
+    @inline(__always)
+    private static func put(
+        _ byte: UInt8, escaped: Bool, into output: UnsafeMutableBufferPointer<UInt8>, at offset: Int
+    ) -> Int {
+        guard escaped else {
+            output[offset] = byte
+            return offset + 1
+        }
+        output[offset] = UInt8(ascii: "%")
+        output[offset + 1] = hexDigit(byte >> 4)
+        output[offset + 2] = hexDigit(byte & 0x0F)
+        return offset + 3
     }
 
     /// Percent-encodes text that is already URL syntax (an endpoint path): keeps `/`, the
@@ -81,18 +87,7 @@ public enum PercentEncoding {
         // Written straight into the string's storage: at most three bytes for each byte.
         String(unsafeUninitializedCapacity: utf8.count * 3) { output in
             var count = 0
-            for index in utf8.indices {
-                let byte = utf8[index]
-                if keep(index) {
-                    output[count] = byte
-                    count += 1
-                } else {
-                    output[count] = UInt8(ascii: "%")
-                    output[count + 1] = hexDigit(byte >> 4)
-                    output[count + 2] = hexDigit(byte & 0x0F)
-                    count += 3
-                }
-            }
+            for index in utf8.indices { count = put(utf8[index], escaped: !keep(index), into: output, at: count) }
             return count
         }
     }

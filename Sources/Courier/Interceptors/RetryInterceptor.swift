@@ -107,15 +107,12 @@ public struct RetryInterceptor: Interceptor {
         }
     }
 
-    /// `Retry-After` as delay-seconds or an HTTP date.
+    /// `Retry-After` as delay-seconds or an HTTP date (read by ``HTTPDate``, in any of its
+    /// three forms).
     static func seconds(inRetryAfter value: String) -> Duration? {
         let text = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(text) { return seconds >= 0 ? .seconds(seconds) : nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: text) else { return nil }
+        guard let date = HTTPDate.parse(text) else { return nil }
         return .milliseconds(max(0, Int(date.timeIntervalSinceNow * 1000)))
     }
 }

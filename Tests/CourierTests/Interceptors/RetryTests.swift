@@ -102,5 +102,10 @@ import Testing
         #expect(RetryInterceptor.seconds(inRetryAfter: "-1") == nil)
         #expect(RetryInterceptor.seconds(inRetryAfter: "Wed, 21 Oct 2015 07:28:00 GMT") == .zero)
         #expect(RetryInterceptor.seconds(inRetryAfter: "soon") == nil)
+        // The other two forms a recipient must read, here dates far ahead.
+        for later in ["Sat Nov  6 08:49:37 2094", "Thursday, 06-Nov-70 08:49:37 GMT"] {
+            let wait = RetryInterceptor.seconds(inRetryAfter: later)
+            #expect(wait.map { $0 > .seconds(3_600) } == true, "\(later)")
+        }
     }
 }

@@ -109,7 +109,9 @@ import Testing
             _ = try await Self.client(transport, timeout: .milliseconds(200)).send(Endpoint<Int>.get("slow"))
         }
         #expect(error?.code == .timedOut)
-        #expect(ContinuousClock.now - started < .seconds(5) * TestTiming.scale)
+        // Far below the transport's 10 minutes; wide, since the suite's first seconds keep both
+        // cores busy.
+        #expect(ContinuousClock.now - started < .seconds(30) * TestTiming.scale)
         #expect(transport.cancelled == 1, "the transport's work was cancelled")
     }
 
