@@ -28,12 +28,10 @@ extension Session {
         state.endings = Array((state.endings + [ending]).suffix(16))
         state.epoch += 1
         state.credential = credential
-        state.version += 1
         state.loaded = true
         state.issued = nil
         // The renewal under way belongs to the old epoch: no request of the new one joins it.
-        let renewal = state.renewal?.task
-        state.renewal = nil
+        let renewal = state.renewals.epochEnded()
         state.clients.removeAll { $0.client == nil }
         return EndedEpoch(ending: ending, clients: state.clients.compactMap(\.client), renewal: renewal)
     }
@@ -66,7 +64,7 @@ extension Session {
 
     /// How many refreshes and silent logins are still running, those of ended epochs too (for
     /// this package's tests: one that a logout stopped ends on its own).
-    package var renewalsRunning: Int { lock.withLock { state.renewalsRunning } }
+    package var renewalsRunning: Int { lock.withLock { state.renewals.renewalsRunning } }
 
     /// The epoch as it is now; its owner is unknown while the store has not been read.
     func currentEpoch() -> SessionEpoch {
@@ -124,7 +122,7 @@ extension Session {
         lock.withLock {
             guard !state.loaded else { return }
             state.credential = stored
-            state.version += 1
+            _ = state.renewals.changed(isLogIn: false)
             state.loaded = true
         }
         return .success(())

@@ -6,16 +6,21 @@ extension Session {
     /// A credential as a request sent it, with the counts that tell whether it was renewed since.
     struct Sent: Sendable {
         let credential: Credential
-        let version: UInt64
-        let logIns: UInt64
+        let mark: Renewals.Mark
     }
 
-    /// The renewal under way: every request of the epoch that needs one waits for it. A logout
-    /// cancels its task, so a pause between attempts ends at once.
-    struct Renewal {
-        let isLogIn: Bool
-        let outcome: SharedOutcome<Sent>
-        var task: Task<Void, Never>?
+    /// Who renews the credential: every request of the epoch that needs a renewal waits for the
+    /// one under way. A logout cancels its task, so a pause between attempts ends at once.
+    typealias Renewals = RenewalState<SharedOutcome<Sent>, Task<Void, Never>>
+
+    /// The limits on renewals, as ``RenewalState`` takes them.
+    private var renewalLimits: Renewals.Limits {
+        Renewals.Limits(refreshes: limits.refreshes, logIns: limits.logIns, window: limits.window)
+    }
+
+    /// `credential`, signed in now, as a request sends it. Called with `lock` held.
+    private func signedIn(_ credential: Credential) -> Sent {
+        Sent(credential: credential, mark: state.renewals.mark)
     }
 
     /// The answer that asked for something: its status and business code.
@@ -57,7 +62,7 @@ extension Session {
                 return .failure(endErrorLocked(epoch.number, "the token was read"))
             }
             guard let credential = state.credential else { return .success((nil, false)) }
-            let sent = Sent(credential: credential, version: state.version, logIns: state.logIns)
+            let sent = signedIn(credential)
             return .success((sent, isExpiring(credential)))
         }.get()
         guard let sent, expiring, refresh != nil else { return sent }
@@ -69,9 +74,10 @@ extension Session {
     /// The credential signed in now, when a renewal replaced `sent`'s since (in `epoch`).
     func current(newerThan sent: Sent, in epoch: SessionEpoch) -> Sent? {
         lock.withLock {
-            guard state.epoch == epoch.number, let credential = state.credential, state.version != sent.version
+            guard state.epoch == epoch.number, let credential = state.credential,
+                state.renewals.mark.version != sent.mark.version
             else { return nil }
-            return Sent(credential: credential, version: state.version, logIns: state.logIns)
+            return signedIn(credential)
         }
     }
 
@@ -118,7 +124,7 @@ extension Session {
                 } catch  where Task.isCancelled {
                     throw error
                 } catch {}
-            case .start(let outcome, let base, let started):
+            case .start(let id, let outcome, let base, let started):
                 let task = Task { [self] in
                     let result: Result<Sent, any Error>
                     switch need {
@@ -126,17 +132,10 @@ extension Session {
                     case .logIn(let cause):
                         result = await runLogIn(from: base, cause: cause, in: epoch, started: started, client: client)
                     }
-                    lock.withLock {
-                        if state.renewal?.outcome === outcome { state.renewal = nil }
-                        state.renewalsRunning -= 1
-                    }
+                    lock.withLock { state.renewals.ended(id) }
                     outcome.finish(result)
                 }
-                let isCurrent = lock.withLock {
-                    guard state.renewal?.outcome === outcome else { return false }
-                    state.renewal?.task = task
-                    return true
-                }
+                let isCurrent = lock.withLock { state.renewals.began(id, work: task) }
                 // The epoch ended before the task was known: it stops now.
                 if !isCurrent { task.cancel() }
                 return try await Self.wait(for: outcome)
@@ -151,52 +150,40 @@ extension Session {
         case wait(SharedOutcome<Sent>)
         case waitThenDecide(SharedOutcome<Sent>)
         /// A renewal of `base`, the credential signed in now; a login's start, counted.
-        case start(SharedOutcome<Sent>, base: Sent, started: ContinuousClock.Instant)
+        case start(Renewals.ID, SharedOutcome<Sent>, base: Sent, started: ContinuousClock.Instant)
         case end(Cause?, String)
     }
 
-    /// What a request that needs a renewal does now. Called with `lock` held; nothing in it
-    /// waits, so only one request starts a renewal.
+    /// What a request that needs a renewal does now, as ``RenewalState`` decides. Called with
+    /// `lock` held; nothing in it waits, so only one request starts a renewal.
     private func nextStep(after sent: Sent, in epoch: SessionEpoch, for need: Need) throws(NetworkError) -> Step {
         guard state.epoch == epoch.number, let current = state.credential else {
             throw endErrorLocked(epoch.number, "a new token was awaited")
         }
-        let signedIn = Sent(credential: current, version: state.version, logIns: state.logIns)
+        let signedIn = signedIn(current)
         let now = ContinuousClock.now
         let window = limits.window
+        let isLogIn: Bool
+        let cause: Cause?
         switch need {
-        case .refresh:
-            if state.version != sent.version, !isExpiring(current) { return .use(signedIn) }
-            if let running = state.renewal { return .wait(running.outcome) }
-            state.refreshStarts.removeAll { now - $0 > window }
-            guard state.refreshStarts.count < limits.refreshes else {
-                throw NetworkError(
-                    .tokenRefreshFailed,
-                    "The token was refreshed \(limits.refreshes) times within \(window); not trying again yet.")
-            }
-            state.refreshStarts.append(now)
-        case .logIn(let cause):
-            if state.logIns != sent.logIns { return .use(signedIn) }
-            if let running = state.renewal {
-                return running.isLogIn ? .wait(running.outcome) : .waitThenDecide(running.outcome)
-            }
-            guard admitLogIn(at: now) else {
-                return .end(cause, "Logged in again \(limits.logIns) times within \(window); not trying again yet.")
-            }
+        case .refresh(let refreshCause): (isLogIn, cause) = (false, refreshCause)
+        case .logIn(let logInCause): (isLogIn, cause) = (true, logInCause)
         }
-        let outcome = SharedOutcome<Sent>()
-        let isLogIn = if case .logIn = need { true } else { false }
-        state.renewal = Renewal(isLogIn: isLogIn, outcome: outcome)
-        state.renewalsRunning += 1
-        return .start(outcome, base: signedIn, started: now)
-    }
-
-    /// Counts a silent login starting `now`, unless the limit is reached. Called with `lock` held.
-    private func admitLogIn(at now: ContinuousClock.Instant) -> Bool {
-        state.logInStarts.removeAll { now - $0 > limits.window }
-        guard state.logInStarts.count < limits.logIns else { return false }
-        state.logInStarts.append(now)
-        return true
+        let step = state.renewals.next(
+            after: sent.mark, for: isLogIn ? .logIn : .refresh, signedInIsExpiring: isExpiring(current), now: now,
+            limits: renewalLimits, make: { SharedOutcome<Sent>() })
+        switch step {
+        case .useSignedIn: return .use(signedIn)
+        case .wait(let outcome): return .wait(outcome)
+        case .waitThenDecide(let outcome): return .waitThenDecide(outcome)
+        case .start(let id, let outcome): return .start(id, outcome, base: signedIn, started: now)
+        case .tooManyRefreshes:
+            throw NetworkError(
+                .tokenRefreshFailed,
+                "The token was refreshed \(limits.refreshes) times within \(window); not trying again yet.")
+        case .tooManyLogIns:
+            return .end(cause, "Logged in again \(limits.logIns) times within \(window); not trying again yet.")
+        }
     }
 
     private static func wait(for outcome: SharedOutcome<Sent>) async throws(NetworkError) -> Sent {
@@ -252,7 +239,9 @@ extension Session {
                 if let code = failure.businessCode, logInCodes.contains(code) || askUserCodes.contains(code) {
                     let cause = Cause(status: failure.status ?? 200, businessCode: code)
                     let now = ContinuousClock.now
-                    guard logInCodes.contains(code), logInAgain != nil, lock.withLock({ admitLogIn(at: now) }) else {
+                    guard logInCodes.contains(code), logInAgain != nil,
+                        lock.withLock({ state.renewals.admitLogIn(at: now, limits: renewalLimits) })
+                    else {
                         return .failure(await end(epoch, cause, "The backend refused the token refresh."))
                     }
                     return await runLogIn(from: base, cause: cause, in: epoch, started: now, client: client)
@@ -286,9 +275,7 @@ extension Session {
             guard epoch.isCurrent else { return .failure(endError(of: epoch.number, while: "logging in again")) }
             let failure = NetworkError.wrapping(error)
             if failure.code == .cancelled || Task.isCancelled {
-                lock.withLock {
-                    if let index = state.logInStarts.firstIndex(of: started) { state.logInStarts.remove(at: index) }
-                }
+                lock.withLock { state.renewals.logInCancelled(startedAt: started) }
                 return .failure(NetworkError(.cancelled, "Logging in again was cancelled.", underlying: error))
             }
             // A login that could not reach the server says nothing about the session.
@@ -313,7 +300,8 @@ extension Session {
                 stored.userID == base.credential.userID
             else { return nil }
             return lock.withLock {
-                guard state.epoch == epoch.number, state.version == base.version, !isExpiring(stored) else {
+                guard state.epoch == epoch.number, state.renewals.mark.version == base.mark.version, !isExpiring(stored)
+                else {
                     return nil
                 }
                 return .success(adopt(stored, isLogIn: false))
@@ -368,9 +356,7 @@ extension Session {
     /// Makes `credential` the signed-in one, within the epoch. Called with `lock` held.
     private func adopt(_ credential: Credential, isLogIn: Bool) -> Sent {
         state.credential = credential
-        state.version += 1
-        if isLogIn { state.logIns += 1 }
-        return Sent(credential: credential, version: state.version, logIns: state.logIns)
+        return Sent(credential: credential, mark: state.renewals.changed(isLogIn: isLogIn))
     }
 
     /// Ends the session the backend refused, once for its epoch however many requests saw it:

@@ -129,18 +129,11 @@ public final class Session: @unchecked Sendable {
         /// Whether the store was read (or written) since the session was made.
         var loaded = false
         var credential: Credential?
-        /// Counts changes of the credential, so a request can tell that it was renewed since it
-        /// was sent.
-        var version: UInt64 = 0
-        /// Counts silent logins, so a request can tell that one succeeded since it was sent.
-        var logIns: UInt64 = 0
         /// The credential the session last renewed itself, and when.
         var issued: (credential: Credential, at: Date)?
-        var renewal: Renewal?
-        /// Renewals whose task has not ended, whatever epoch they began in.
-        var renewalsRunning = 0
-        var refreshStarts: [ContinuousClock.Instant] = []
-        var logInStarts: [ContinuousClock.Instant] = []
+        /// The renewal under way, the limits' counts, and the counts of the credential signed
+        /// in, so a request can tell that it was renewed (or a login succeeded) since it was sent.
+        var renewals = Renewals()
         /// How the last epochs ended (their work fails with cancelled, or sessionExpired and the
         /// answer that ended it), and when each was settled.
         var endings: [Ending] = []

@@ -1,0 +1,171 @@
+import Testing
+
+@testable import Courier
+
+/// Who renews the credential and when, driven directly: each order of events that the session
+/// tests reach only over loopback, with gates and timing.
+@Suite struct RenewalStateTests {
+    /// An outcome is a number; work is a name.
+    typealias State = RenewalState<Int, String>
+
+    static let limits = State.Limits(refreshes: 2, logIns: 2, window: .seconds(60))
+    static let start = ContinuousClock.now
+
+    static func next(
+        _ state: inout State, after sent: State.Mark, _ need: State.Need, expiring: Bool = false,
+        at seconds: Int = 0, making outcome: Int = 1
+    ) -> State.Step {
+        state.next(
+            after: sent, for: need, signedInIsExpiring: expiring, now: start + .seconds(seconds), limits: limits,
+            make: { outcome })
+    }
+
+    /// The renewal a step starts, or `nil`.
+    static func started(_ step: State.Step) -> (State.ID, Int)? {
+        if case .start(let id, let outcome) = step { return (id, outcome) }
+        return nil
+    }
+
+    static func waited(_ step: State.Step) -> Int? {
+        if case .wait(let outcome) = step { return outcome }
+        return nil
+    }
+
+    static func name(_ step: State.Step) -> String {
+        switch step {
+        case .useSignedIn: "use"
+        case .wait: "wait"
+        case .waitThenDecide: "waitThenDecide"
+        case .start: "start"
+        case .tooManyRefreshes: "tooManyRefreshes"
+        case .tooManyLogIns: "tooManyLogIns"
+        }
+    }
+
+    @Test("the first request that needs a refresh starts it; the others of its credential wait for it")
+    func oneRefresh() throws {
+        var state = State()
+        let sent = state.mark
+        let (id, outcome) = try #require(Self.started(Self.next(&state, after: sent, .refresh, making: 7)))
+        #expect(outcome == 7)
+        let step1 = Self.next(&state, after: sent, .refresh, making: 8)
+        #expect(Self.waited(step1) == 7)
+        let began1 = state.began(id, work: "refresh")
+        #expect(began1)
+        #expect(state.renewalsRunning == 1 && state.isRenewing)
+    }
+
+    @Test("a request that sent the credential before a renewal uses the new one, unless it is expiring")
+    func renewedSince() throws {
+        var state = State()
+        let sent = state.mark
+        let (id, _) = try #require(Self.started(Self.next(&state, after: sent, .refresh)))
+        let renewed = state.changed(isLogIn: false)
+        state.ended(id)
+        #expect(renewed.version == sent.version + 1 && renewed.logIns == sent.logIns)
+        let step2 = Self.next(&state, after: sent, .refresh)
+        #expect(Self.name(step2) == "use")
+        let step3 = Self.next(&state, after: sent, .refresh, expiring: true)
+        #expect(Self.name(step3) == "start")
+        let step4 = Self.next(&state, after: state.mark, .refresh)
+        #expect(Self.name(step4) == "wait", "that refresh is under way")
+    }
+
+    @Test("refreshes past the limit within the window fail; after the window they start again")
+    func refreshLimit() throws {
+        var state = State()
+        for second in [0, 1] {
+            let (id, _) = try #require(Self.started(Self.next(&state, after: state.mark, .refresh, at: second)))
+            state.ended(id)
+        }
+        let step5 = Self.next(&state, after: state.mark, .refresh, at: 2)
+        #expect(Self.name(step5) == "tooManyRefreshes")
+        #expect(!state.isRenewing, "a refused refresh starts nothing")
+        let step6 = Self.next(&state, after: state.mark, .refresh, at: 61)
+        #expect(Self.name(step6) == "start")
+    }
+
+    @Test("a login asked while a refresh runs waits for it and decides again; while a login runs it waits")
+    func logInMeetsRenewal() throws {
+        var state = State()
+        let sent = state.mark
+        _ = try #require(Self.started(Self.next(&state, after: sent, .refresh, making: 1)))
+        let step7 = Self.next(&state, after: sent, .logIn)
+        #expect(Self.name(step7) == "waitThenDecide")
+
+        var logIns = State()
+        _ = try #require(Self.started(Self.next(&logIns, after: sent, .logIn, making: 2)))
+        let step8 = Self.next(&logIns, after: sent, .logIn)
+        #expect(Self.waited(step8) == 2)
+        let step9 = Self.next(&logIns, after: sent, .refresh)
+        #expect(Self.waited(step9) == 2, "a refresh waits for the login too")
+    }
+
+    @Test("after a login succeeded, a request that sent the old credential uses the new one; a refresh does not count")
+    func logInSince() throws {
+        var state = State()
+        let sent = state.mark
+        let (refresh, _) = try #require(Self.started(Self.next(&state, after: sent, .refresh)))
+        _ = state.changed(isLogIn: false)
+        state.ended(refresh)
+        let step10 = Self.next(&state, after: sent, .logIn)
+        #expect(Self.name(step10) == "start", "a refresh is no login")
+        var other = State()
+        let (login, _) = try #require(Self.started(Self.next(&other, after: sent, .logIn)))
+        _ = other.changed(isLogIn: true)
+        other.ended(login)
+        let step11 = Self.next(&other, after: sent, .logIn)
+        #expect(Self.name(step11) == "use")
+    }
+
+    @Test("logins past the limit end the session; a cancelled one does not count")
+    func logInLimit() throws {
+        var state = State()
+        let (first, _) = try #require(Self.started(Self.next(&state, after: state.mark, .logIn, at: 0)))
+        state.ended(first)
+        state.logInCancelled(startedAt: Self.start)
+        for second in [1, 2] {
+            let (id, _) = try #require(Self.started(Self.next(&state, after: state.mark, .logIn, at: second)))
+            state.ended(id)
+        }
+        let step12 = Self.next(&state, after: state.mark, .logIn, at: 3)
+        #expect(Self.name(step12) == "tooManyLogIns")
+        let admitted1 = state.admitLogIn(at: Self.start + .seconds(4), limits: Self.limits)
+        #expect(!admitted1, "a refresh turned login too")
+        let admitted2 = state.admitLogIn(at: Self.start + .seconds(62), limits: Self.limits)
+        #expect(admitted2)
+    }
+
+    @Test("an epoch's end stops its renewal: the next request starts its own, and the old one's end leaves it")
+    func epochEnds() throws {
+        var state = State()
+        let sent = state.mark
+        let (old, _) = try #require(Self.started(Self.next(&state, after: sent, .refresh, making: 1)))
+        let began2 = state.began(old, work: "old")
+        #expect(began2)
+        let work1 = state.epochEnded()
+        #expect(work1 == "old")
+        #expect(state.mark.version == sent.version + 1)
+        let (new, outcome) = try #require(Self.started(Self.next(&state, after: state.mark, .refresh, making: 2)))
+        #expect(outcome == 2)
+        #expect(state.renewalsRunning == 2, "the old one still runs until it ends")
+        state.ended(old)
+        #expect(state.renewalsRunning == 1)
+        let step13 = Self.next(&state, after: state.mark, .refresh)
+        #expect(Self.waited(step13) == 2, "the new one stays current")
+        state.ended(new)
+        #expect(state.renewalsRunning == 0 && !state.isRenewing)
+    }
+
+    @Test("a renewal whose epoch ended before its work was known is told to stop it")
+    func endedBeforeWork() throws {
+        var state = State()
+        let (id, _) = try #require(Self.started(Self.next(&state, after: state.mark, .logIn)))
+        let work2 = state.epochEnded()
+        #expect(work2 == nil)
+        let began3 = state.began(id, work: "late")
+        #expect(!began3, "its work stops at once")
+        state.ended(id)
+        #expect(state.renewalsRunning == 0)
+    }
+}
