@@ -11,7 +11,8 @@ import Foundation
 ///
 /// `@unchecked Sendable`: `entries`, `nextID` and `armedFor` are guarded by `lock`.
 final class Deadlines: @unchecked Sendable {
-    /// The deadlines of every `URLSessionTransport` call.
+    /// The deadlines of every `URLSessionTransport` call, streamed answer, and exchange through a
+    /// transport that keeps no deadline of its own.
     static let shared = Deadlines()
 
     /// An armed deadline, to disarm it.

@@ -4,16 +4,18 @@ import Foundation
 /// ``URLSessionTransport``, a mock, or an app's own): a transport sends one request and hands
 /// back its answer, and everything else about sending happens here.
 ///
-/// - A request whose task is already cancelled is never handed to the transport.
+/// - A request whose task is already cancelled is never handed to the transport, nor is a
+///   redirected request once the task is cancelled.
 /// - A request that cannot go on the wire (``HTTPRequest/checkWireSafety()``) fails with
 ///   ``NetworkError/Code/invalidRequest``, and so does each redirected request.
 /// - Redirects are followed by ``RedirectPolicy``, each one a request of its own, within the
 ///   first request's deadline: a later one's ``HTTPRequest/timeout`` is the time left.
 /// - The deadline holds for a transport that does not keep it itself: at the deadline the
 ///   transport's work is cancelled and the request fails with ``NetworkError/Code/timedOut``.
-/// - A body past ``HTTPRequest/maximumResponseBodySize`` fails with
-///   ``NetworkError/Code/responseTooLarge`` (Courier's transports stop reading it there; for
-///   another, it is checked once the body is whole).
+/// - A body past ``HTTPRequest/maximumResponseBodySize`` (a download's successful answer: past
+///   ``DownloadTarget/maximumSize``) fails with ``NetworkError/Code/responseTooLarge``
+///   (Courier's transports stop reading it there; for another, it is checked once the body is
+///   whole).
 /// - An answer without ``HTTPResponse/url`` gets the URL of the request it answers.
 struct SendContract: Transport {
     /// The transport that sends each request.
@@ -27,13 +29,13 @@ struct SendContract: Transport {
     }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard !Task.isCancelled else {
-            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
-        }
         try request.checkWireSafety()
         let deadline = ContinuousClock.now + request.timeout
         var current = request
         for hop in 0...RedirectPolicy.maximumRedirects {
+            guard !Task.isCancelled else {
+                throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
+            }
             if hop > 0 {
                 let left = ContinuousClock.now.duration(to: deadline)
                 guard left > .zero else {
@@ -42,7 +44,7 @@ struct SendContract: Transport {
                 current.timeout = left
             }
             var response = try await exchange(current, until: deadline, timeout: request.timeout)
-            if let limit = current.maximumResponseBodySize, Int64(response.body.count) > limit {
+            if let limit = Self.limit(of: response, to: current), Int64(response.body.count) > limit {
                 throw ResponseBodySink.tooLarge(limit)
             }
             guard
@@ -58,9 +60,17 @@ struct SendContract: Transport {
         throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
     }
 
+    /// The most bytes `response`'s body may have: a download's own limit for a successful
+    /// answer (which a transport that writes no file hands back in memory), else the request's.
+    private static func limit(of response: HTTPResponse, to request: HTTPRequest) -> Int64? {
+        if let download = request.download, (200..<300).contains(response.status) { return download.maximumSize }
+        return request.maximumResponseBodySize
+    }
+
     /// One request through the transport, cancelled at `deadline` when the transport does not
-    /// keep deadlines itself. A transport must stop when its task is cancelled: until it does,
-    /// the caller waits.
+    /// keep deadlines itself; whatever it hands back once the deadline passed (its error, or an
+    /// answer it finished anyway) is ``NetworkError/Code/timedOut``. A transport must stop when
+    /// its task is cancelled: until it does, the caller waits.
     private func exchange(
         _ request: HTTPRequest, until deadline: ContinuousClock.Instant, timeout: Duration
     ) async throws -> HTTPResponse {
@@ -77,7 +87,7 @@ struct SendContract: Transport {
         } onCancel: {
             work.cancel()
         }
-        if case .failure = result, passed.withLock({ $0 }), !Task.isCancelled {
+        if passed.withLock({ $0 }), !Task.isCancelled {
             throw NetworkError(.timedOut, "No complete answer within \(timeout).")
         }
         return try result.get()

@@ -62,7 +62,8 @@ struct DeadlinesTests {
         let start = ContinuousClock.now
         _ = deadlines.arm(at: start + .milliseconds(50)) { fired.record("near") }
         #expect(await fired.wait(for: 1) == ["near"])
-        #expect(ContinuousClock.now - start < .seconds(5) * TestTiming.scale, "not held back by the one a minute away")
+        // Half the far one's minute: the suite's first seconds can hold any wake-up for several.
+        #expect(ContinuousClock.now - start < .seconds(30) * TestTiming.scale, "not held back by the one a minute away")
         deadlines.disarm(far)
         #expect(deadlines.count == 0)
         withExtendedLifetime(deadlines) {}

@@ -34,8 +34,44 @@ import Testing
 
     static let base = URL(string: "https://api.example.com/v1/")!
 
-    static func client(_ transport: AppTransport, timeout: Duration = .seconds(30)) -> NetworkClient {
-        NetworkClient(configuration: .init(baseURL: base, timeout: timeout, transport: transport))
+    static func client(
+        _ transport: AppTransport, timeout: Duration = .seconds(30), interceptors: [any Interceptor] = [],
+        limit: Int64? = 64 << 20
+    ) -> NetworkClient {
+        var configuration = NetworkClient.Configuration(baseURL: base, timeout: timeout, transport: transport)
+        configuration.interceptors = interceptors
+        configuration.maximumResponseBodySize = limit
+        return NetworkClient(configuration: configuration)
+    }
+
+    /// A layer that changes each request just before it goes to the transport.
+    struct LastLayer: Interceptor {
+        let change: @Sendable (inout HTTPRequest) -> Void
+        var layer: InterceptorLayer { InterceptorLayer("last") }
+        func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
+            -> HTTPResponse
+        {
+            var request = request
+            change(&request)
+            return try await next(request)
+        }
+    }
+
+    /// The error of a request to `path` whose caller is cancelled once the transport has it.
+    static func cancelledOnceSent(_ path: String, through transport: AppTransport) async throws -> NetworkError? {
+        let client = client(transport)
+        let waiting = Task {
+            await networkError { _ = try await client.send(Endpoint<Int>.get(path).sharingIdenticalRequests(false)) }
+        }
+        try await eventually { !transport.requests.isEmpty }
+        waiting.cancel()
+        return await waiting.value
+    }
+
+    /// Waits until `condition` holds, for 30 s at most.
+    static func eventually(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
+        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
     }
 
     static func answer(_ status: Int, _ headers: HTTPHeaders = [:], body: String = "") -> HTTPResponse {
@@ -98,6 +134,34 @@ import Testing
         #expect(try await client.send(Endpoint<String>.get("big", decoding: .text)).count == 2_000)
     }
 
+    @Test("a successful download's body is held to the download's own limit, not the client's")
+    func downloadLimit() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let transport = AppTransport { _ in Self.answer(200, body: String(repeating: "x", count: 2_000)) }
+        let client = Self.client(transport, limit: 1_000)
+        let file = try await client.download(.download("report"), to: directory.file("report.txt")).value
+        #expect(file.byteCount == 2_000)
+        let limited = await networkError {
+            _ = try await client.download(
+                DownloadEndpoint.download("report").maximumResponseBodySize(1_500), to: directory.file("other.txt")
+            ).value
+        }
+        #expect(limited?.code == .responseTooLarge)
+    }
+
+    @Test("an answer a transport finishes after the deadline, ignoring its cancellation, is timedOut")
+    func answerAfterTheDeadline() async throws {
+        let transport = AppTransport { _ in
+            try? await Task.sleep(for: .seconds(600))
+            return .json(#"{"code":0,"data":1}"#)
+        }
+        let error = await networkError {
+            _ = try await Self.client(transport, timeout: .milliseconds(200)).send(Endpoint<Int>.get("slow"))
+        }
+        #expect(error?.code == .timedOut)
+    }
+
     @Test("a transport that never answers is cancelled at the deadline, and the caller gets timedOut")
     func deadline() async throws {
         let transport = AppTransport { _ in
@@ -134,29 +198,36 @@ import Testing
             try await Task.sleep(for: .seconds(600))
             return .json(#"{"code":0,"data":1}"#)
         }
-        let client = Self.client(transport)
-        let waiting = Task { await networkError { _ = try await client.send(Endpoint<Int>.get("slow")) } }
-        let deadline = ContinuousClock.now + .seconds(30) * TestTiming.scale
-        while transport.requests.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        waiting.cancel()
-        #expect(await waiting.value?.code == .cancelled)
+        #expect(try await Self.cancelledOnceSent("slow", through: transport)?.code == .cancelled)
+        try await Self.eventually { transport.cancelled == 1 }
         #expect(transport.cancelled == 1)
     }
 
-    @Test("neither a cancelled request nor one that cannot go on the wire reaches the transport")
+    @Test("a caller cancelled while the transport answers with a redirect sends no redirected request")
+    func cancelBetweenHops() async throws {
+        // The first answer comes only once the caller is cancelled, and is a redirect all the same.
+        let transport = AppTransport { _ in
+            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
+            return Self.answer(302, ["Location": "/v1/next"])
+        }
+        #expect(try await Self.cancelledOnceSent("first", through: transport)?.code == .cancelled)
+        #expect(transport.requests.map(\.url.path) == ["/v1/first"])
+    }
+
+    @Test("neither a request cancelled in a layer nor one a layer made unfit for the wire reaches the transport")
     func checkedBeforeTheTransport() async throws {
         let transport = AppTransport { _ in .json(#"{"code":0,"data":1}"#) }
-        let client = Self.client(transport)
+        let injecting = LastLayer { $0.headers["X-Note"] = "a\r\nAuthorization: Bearer stolen" }
         let injected = await networkError {
-            _ = try await client.send(Endpoint<Int>.get("a", headers: ["X-Note": "a\r\nAuthorization: Bearer stolen"]))
+            _ = try await Self.client(transport, interceptors: [injecting]).send(Endpoint<Int>.get("a"))
         }
         #expect(injected?.code == .invalidRequest)
 
-        let cancelled = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return await networkError { _ = try await client.send(Endpoint<Int>.get("b")) }
+        let cancelling = LastLayer { _ in withUnsafeCurrentTask { $0?.cancel() } }
+        let cancelled = await networkError {
+            _ = try await Self.client(transport, interceptors: [cancelling]).send(Endpoint<Int>.get("b"))
         }
-        #expect(await cancelled.value?.code == .cancelled)
+        #expect(cancelled?.code == .cancelled)
         #expect(transport.requests.isEmpty)
     }
 

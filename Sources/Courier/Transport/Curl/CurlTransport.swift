@@ -151,6 +151,9 @@
         /// - Returns: The answer, with any status.
         /// - Throws: ``NetworkError``.
         public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            // Checked by the client already; again here for a caller without one, since libcurl
+            // sends header lines as given.
+            try request.checkWireSafety()
             let deadline = ContinuousClock.now + request.timeout
             let body = try await request.body.prepare()
             defer { body.discard() }

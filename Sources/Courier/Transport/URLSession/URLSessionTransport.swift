@@ -7,9 +7,11 @@ import Foundation
 /// A ``Transport`` on `URLSession`: one session per transport with a session-level delegate.
 ///
 /// It sends one request and hands back its answer, never following a redirect itself: the
-/// client checks each request before it comes here and follows redirects (see ``Transport``),
-/// so FoundationNetworking's faults there (credentials kept on a redirect to another origin, a
-/// body dropped on a 307, a header with CR LF dropped silently) never come into play.
+/// client follows redirects (see ``Transport``), so FoundationNetworking's faults there
+/// (credentials kept on a redirect to another origin, a body dropped on a 307) never come into
+/// play. A header with CR, LF or another control character fails with
+/// ``NetworkError/Code/invalidRequest``, here as in the client (FoundationNetworking would drop
+/// it silently and send the request without it: an `Authorization` header, say).
 ///
 /// It works around the other faults of Linux `URLSession` (FoundationNetworking):
 /// - the deadline is enforced here as an overall deadline (`URLSession`'s own timeout is only an
@@ -122,6 +124,9 @@ public final class URLSessionTransport: Transport, DeadlineKeeping {
     /// - Returns: The answer, with any status.
     /// - Throws: ``NetworkError``.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        // Checked by the client already; again here for a caller without one, since
+        // FoundationNetworking would drop a field with CR LF silently.
+        try request.checkWireSafety()
         try checkSupported(request)
         let deadline = ContinuousClock.now + request.timeout
         let body = try await request.body.prepare()
