@@ -71,10 +71,12 @@ public final class FaultServer: Sendable {
 
     /// Waits until what the server has seen satisfies `predicate`, or the timeout passes.
     /// - Parameters:
-    ///   - timeout: How long to wait at most.
+    ///   - timeout: How long to wait at most: 30 seconds by default, a bound on a wait that
+    ///     should end well before it even on a busy machine (a test suite's first seconds can
+    ///     hold a wake-up for several).
     ///   - predicate: A test on everything seen so far.
     /// - Returns: Whether the predicate became true in time.
-    public func waitUntil(timeout: Duration = .seconds(5), _ predicate: @escaping @Sendable (Activity) -> Bool)
+    public func waitUntil(timeout: Duration = .seconds(30), _ predicate: @escaping @Sendable (Activity) -> Bool)
         async -> Bool
     {
         await core.waiters.wait(timeout: timeout, predicate)
@@ -133,67 +135,41 @@ extension FaultServer {
 extension FaultServer {
     /// The shared state of a server, owned by its threads, so the server object itself can be
     /// released (which stops it).
-    ///
-    /// `@unchecked Sendable`: `openSockets` and `stopped` are guarded by `lock`.
-    final class Core: @unchecked Sendable {
-        let listener: Listener
+    final class Core: Sendable {
+        let acceptor: Acceptor
         let script: @Sendable (Int) -> [Step]
         let log = Log()
         let waiters: Waiters<Activity>
-        private let lock = NSLock()
-        private var openSockets: Set<Int32> = []
-        private var stopped = false
 
         init(listener: Listener, script: @escaping @Sendable (Int) -> [Step]) {
-            self.listener = listener
+            acceptor = Acceptor(listener)
             self.script = script
             waiters = Waiters { [log] in log.activity }
         }
 
         var activity: Activity { log.activity }
 
-        var isStopped: Bool { lock.withLock { stopped } }
+        var isStopped: Bool { acceptor.isStopped }
 
         func stop() {
-            let first = lock.withLock {
-                guard !stopped else { return false }
-                stopped = true
-                listener.stop()
-                for socket in openSockets { shutdown(socket, Int32(SHUT_RDWR)) }
-                return true
-            }
-            if first { waiters.close() }
+            if acceptor.stop() { waiters.close() }
         }
 
+        /// Accepts connections until stopped, each numbered in the order it came and played its
+        /// script on a thread of its own.
         func acceptLoop() {
-            while true {
-                let client = listener.accept()
-                let accepted = lock.withLock {
-                    guard !stopped else { return false }
-                    if client >= 0 { openSockets.insert(client) }
-                    return true
-                }
-                guard accepted else {
-                    if client >= 0 { close(client) }
-                    // Closed here, by the only thread that uses it, once `stop()` has woken it.
-                    listener.close()
-                    return
-                }
-                guard client >= 0 else {  // EINTR, ECONNABORTED, …: keep listening
-                    Sockets.pauseIfOutOfDescriptors()
-                    continue
-                }
-                Sockets.setNoDelay(client)
+            acceptor.run { client in
                 let index = log.opened()
                 waiters.resolve()
-                Thread.detachNewThread { [self] in
-                    var connection = ScriptedConnection(socket: client, index: index, core: self)
-                    connection.run(script(index))
-                    lock.withLock { _ = openSockets.remove(client) }
-                    close(client)
-                    log.update(index) { $0.isClosed = true }
-                    waiters.resolve()
-                }
+                return Acceptor.Service(
+                    serve: { [self] in
+                        var connection = ScriptedConnection(socket: client, index: index, core: self)
+                        connection.run(script(index))
+                    },
+                    closed: { [log, waiters] in
+                        log.update(index) { $0.isClosed = true }
+                        waiters.resolve()
+                    })
             }
         }
     }

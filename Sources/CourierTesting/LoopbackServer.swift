@@ -86,10 +86,12 @@ public final class LoopbackServer: Sendable {
 
     /// Waits until the recorded events satisfy `predicate`, or the timeout passes.
     /// - Parameters:
-    ///   - timeout: How long to wait at most.
+    ///   - timeout: How long to wait at most: 30 seconds by default, a bound on a wait that
+    ///     should end well before it even on a busy machine (a test suite's first seconds can
+    ///     hold a wake-up for several).
     ///   - predicate: A test on all events so far.
     /// - Returns: Whether the predicate became true in time.
-    public func waitForEvents(timeout: Duration = .seconds(5), _ predicate: @escaping @Sendable ([Event]) -> Bool)
+    public func waitForEvents(timeout: Duration = .seconds(30), _ predicate: @escaping @Sendable ([Event]) -> Bool)
         async -> Bool
     {
         await core.waiters.wait(timeout: timeout, predicate)
@@ -107,21 +109,19 @@ extension LoopbackServer {
     /// The state a server's threads share, so the server object itself can be released
     /// (which stops it).
     ///
-    /// `@unchecked Sendable`: `routes`, `openSockets` and `stopped` are guarded by `lock`.
+    /// `@unchecked Sendable`: `routes` is guarded by `lock`.
     final class Core: @unchecked Sendable {
-        let listener: Listener
+        let acceptor: Acceptor
         let log = Log()
         let waiters: Waiters<[Event]>
         private let lock = NSLock()
         private var routes: [(method: HTTPMethod?, path: String, handler: Handler)] = []
-        private var openSockets: Set<Int32> = []
-        private var stopped = false
 
         /// Whether routes run on their connections' threads (see `respond(to:)`).
         let routesOnConnectionThreads: Bool
 
         init(listener: Listener, routesOnConnectionThreads: Bool) {
-            self.listener = listener
+            acceptor = Acceptor(listener)
             self.routesOnConnectionThreads = routesOnConnectionThreads
             waiters = Waiters { [log] in log.events }
         }
@@ -146,52 +146,22 @@ extension LoopbackServer {
         }
 
         func stop() {
-            let first = lock.withLock {
-                guard !stopped else { return false }
-                stopped = true
-                listener.stop()
-                for socket in openSockets { shutdown(socket, Int32(SHUT_RDWR)) }
-                return true
-            }
-            if first { waiters.close() }
+            if acceptor.stop() { waiters.close() }
         }
 
+        /// Accepts connections until stopped, each served on a thread of its own; one past
+        /// ``LoopbackServer/maximumConnections`` is answered 503.
         func acceptLoop() {
-            while true {
-                let client = listener.accept()
-                enum Admission { case stop, retry, busy, serve }
-                let admission: Admission = lock.withLock {
-                    guard !stopped else { return .stop }
-                    guard client >= 0 else { return .retry }
-                    guard openSockets.count < LoopbackServer.maximumConnections else { return .busy }
-                    openSockets.insert(client)
-                    return .serve
-                }
-                switch admission {
-                case .stop:
-                    if client >= 0 { close(client) }
-                    // Closed here, by the only thread that uses it, once `stop()` has woken it.
-                    listener.close()
-                    return
-                case .retry:  // EINTR, ECONNABORTED, …: keep listening
-                    Sockets.pauseIfOutOfDescriptors()
-                    continue
-                case .busy:
-                    _ = Sockets.write(client, Array(Self.busyAnswer.utf8))
-                    close(client)
-                    continue
-                case .serve:
-                    break
-                }
-                Sockets.setNoDelay(client)
-                record(.connected)
-                Thread.detachNewThread { [self] in
-                    var connection = Connection(socket: client, core: self)
-                    connection.run()
-                    lock.withLock { _ = openSockets.remove(client) }
-                    close(client)
-                }
-            }
+            acceptor.run(
+                limit: LoopbackServer.maximumConnections,
+                refuse: { client in _ = Sockets.write(client, Array(Self.busyAnswer.utf8)) },
+                admit: { client in
+                    record(.connected)
+                    return Acceptor.Service(serve: { [self] in
+                        var connection = Connection(socket: client, core: self)
+                        connection.run()
+                    })
+                })
         }
 
         private static let busyAnswer =
