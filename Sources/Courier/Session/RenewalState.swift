@@ -58,7 +58,8 @@ struct RenewalState<Outcome, Work> {
 
     /// The counts of the credential signed in now.
     private(set) var mark = Mark()
-    /// Renewals whose work has not ended, whatever epoch they began in.
+    /// Renewals started and not yet ended (from the step that starts one to ``ended(_:)``),
+    /// whatever epoch they began in.
     private(set) var renewalsRunning = 0
     private var running: Running?
     private var refreshStarts: [ContinuousClock.Instant] = []
@@ -116,8 +117,8 @@ struct RenewalState<Outcome, Work> {
     }
 
     /// The renewal `id` has its work.
-    /// - Returns: Whether it is still the current one; when not (its epoch ended first), stop
-    ///   the work.
+    /// - Returns: Whether it is still the current one; when not (its epoch ended first, or the
+    ///   work ended already), stop the work (which does nothing to work that ended).
     mutating func began(_ id: ID, work: Work) -> Bool {
         guard running?.id == id else { return false }
         running?.work = work
@@ -150,5 +151,5 @@ struct RenewalState<Outcome, Work> {
 }
 
 extension RenewalState: Sendable where Outcome: Sendable, Work: Sendable {}
-extension RenewalState.Step: Sendable where Outcome: Sendable, Work: Sendable {}
+extension RenewalState.Step: Sendable where Outcome: Sendable {}
 extension RenewalState.Running: Sendable where Outcome: Sendable, Work: Sendable {}

@@ -160,7 +160,7 @@ extension Session {
         guard state.epoch == epoch.number, let current = state.credential else {
             throw endErrorLocked(epoch.number, "a new token was awaited")
         }
-        let signedIn = signedIn(current)
+        let base = signedIn(current)
         let now = ContinuousClock.now
         let window = limits.window
         let isLogIn: Bool
@@ -173,10 +173,10 @@ extension Session {
             after: sent.mark, for: isLogIn ? .logIn : .refresh, signedInIsExpiring: isExpiring(current), now: now,
             limits: renewalLimits, make: { SharedOutcome<Sent>() })
         switch step {
-        case .useSignedIn: return .use(signedIn)
+        case .useSignedIn: return .use(base)
         case .wait(let outcome): return .wait(outcome)
         case .waitThenDecide(let outcome): return .waitThenDecide(outcome)
-        case .start(let id, let outcome): return .start(id, outcome, base: signedIn, started: now)
+        case .start(let id, let outcome): return .start(id, outcome, base: base, started: now)
         case .tooManyRefreshes:
             throw NetworkError(
                 .tokenRefreshFailed,

@@ -168,4 +168,53 @@ import Testing
         state.ended(id)
         #expect(state.renewalsRunning == 0)
     }
+
+    @Test("a login raises both counts: a request that sent the old credential then uses the new one for a refresh too")
+    func logInRaisesBoth() throws {
+        var state = State()
+        let sent = state.mark
+        let (id, _) = try #require(Self.started(Self.next(&state, after: sent, .logIn)))
+        let renewed = state.changed(isLogIn: true)
+        state.ended(id)
+        #expect(renewed == State.Mark(version: sent.version + 1, logIns: sent.logIns + 1))
+        let refresh = Self.next(&state, after: sent, .refresh)
+        #expect(Self.name(refresh) == "use")
+    }
+
+    @Test("a request renewed since uses the new credential even while a renewal runs; waiting never takes a slot")
+    func orderOfChecks() throws {
+        var state = State()
+        let sent = state.mark
+        let (first, _) = try #require(Self.started(Self.next(&state, after: sent, .refresh, at: 0)))
+        _ = state.changed(isLogIn: false)
+        state.ended(first)
+        let (second, _) = try #require(Self.started(Self.next(&state, after: state.mark, .refresh, at: 1)))
+        // A renewal runs, and the limit of two is reached: the old request still uses the credential
+        // renewed since, and one that needs this renewal waits rather than being refused.
+        let renewedSince = Self.next(&state, after: sent, .refresh, at: 2)
+        #expect(Self.name(renewedSince) == "use")
+        let waiting = Self.next(&state, after: state.mark, .refresh, at: 2)
+        #expect(Self.name(waiting) == "wait")
+        state.ended(second)
+        let refused = Self.next(&state, after: state.mark, .refresh, at: 3)
+        #expect(Self.name(refused) == "tooManyRefreshes")
+    }
+
+    @Test("a start exactly a window old still counts; the limits outlive an epoch's end")
+    func windowEdgeAndEpochs() throws {
+        var state = State()
+        for second in [0, 30] {
+            let (id, _) = try #require(Self.started(Self.next(&state, after: state.mark, .refresh, at: second)))
+            state.ended(id)
+        }
+        let atTheEdge = Self.next(&state, after: state.mark, .refresh, at: 60)
+        #expect(Self.name(atTheEdge) == "tooManyRefreshes")
+        let logIns = state.mark.logIns
+        _ = state.epochEnded()
+        #expect(state.mark.logIns == logIns)
+        let nextEpoch = Self.next(&state, after: state.mark, .refresh, at: 60)
+        #expect(Self.name(nextEpoch) == "tooManyRefreshes", "a logout does not reset the limit")
+        let later = Self.next(&state, after: state.mark, .refresh, at: 61)
+        #expect(Self.name(later) == "start")
+    }
 }
