@@ -54,9 +54,8 @@
         private let progress: ProgressReporter?
         private let uploadLength: Int64
         private let deadline: Duration
-        private var headerList: OpaquePointer?
-        private var requestBytes: UnsafeMutableRawBufferPointer?
-        private var uploadDescriptor: Int32 = -1
+        /// What libcurl reads the request from, until the transfer ends.
+        private var parts = CurlRequestParts()
         private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
         /// Sets the handle's options (with the failures tests inject).
         private let options: CurlOptions
@@ -109,9 +108,7 @@
 
         deinit {
             handles.give(easy, withJar: usesCookieJar, reusable: reusable)
-            if let headerList { courier_curl_slist_free_all(headerList) }
-            requestBytes?.deallocate()
-            if uploadDescriptor >= 0 { close(uploadDescriptor) }
+            parts.release()
             errorBuffer.deallocate()
         }
 
@@ -156,8 +153,8 @@
                         .transport, "libcurl could not attach the cookie jar (\(CurlOptions.describe(code))).")
                 }
             }
-            try configureMethodAndBody(request.method, body)
-            try configureHeaders(request.wireHeaders(contentType: body.contentType), hasBody: body.length > 0)
+            try parts.setMethodAndBody(request.method, body, with: options)
+            try parts.setHeaders(request.wireHeaders(contentType: body.contentType), with: options)
             try installCallbacks()
             switch url.scheme?.lowercased() {
             case "http": if let keptConnections { try installConnectionCheck(keptConnections) }
@@ -218,67 +215,6 @@
         /// The error of a transfer stopped because its connection held unread bytes, before any
         /// of it was sent: the transport sends it again on a new connection.
         struct UnreadBytes: Error {}
-
-        private func configureMethodAndBody(_ method: HTTPMethod, _ body: PreparedBody) throws(NetworkError) {
-            switch body.content {
-            case .none:
-                switch method {
-                case .get: try options.set(Int32(COURIER_CURLOPT_HTTPGET), 1)
-                case .head: try options.set(Int32(COURIER_CURLOPT_NOBODY), 1)
-                case .post:
-                    try options.set(Int32(COURIER_CURLOPT_POST), 1)
-                    try options.set(Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), offset: 0)
-                default: try options.set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
-                }
-            case .data(let data):
-                let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(data.count, 1), alignment: 1)
-                data.copyBytes(to: bytes)
-                requestBytes = bytes
-                try options.set(Int32(COURIER_CURLOPT_POSTFIELDSIZE_LARGE), offset: Int64(data.count))
-                try options.set(Int32(COURIER_CURLOPT_POSTFIELDS), pointer: bytes.baseAddress)
-                if method != .post { try options.set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue) }
-            case .file(let url, let length):
-                uploadDescriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-                guard uploadDescriptor >= 0 else {
-                    throw NetworkError(.fileSystem, "The upload file \(url.lastPathComponent) cannot be opened.")
-                }
-                try options.set(Int32(COURIER_CURLOPT_UPLOAD), 1)
-                try options.set(Int32(COURIER_CURLOPT_INFILESIZE_LARGE), offset: length)
-                try options.set(Int32(COURIER_CURLOPT_CUSTOMREQUEST), method.rawValue)
-            }
-        }
-
-        private func configureHeaders(_ fields: HTTPHeaders, hasBody: Bool) throws(NetworkError) {
-            // libcurl drops `Name: ` with no value; `Name;` is how it sends an empty one.
-            var lines = fields.map { $0.value.isEmpty ? "\($0.name);" : "\($0.name): \($0.value)" }
-            // What URLSession adds unless the request says otherwise.
-            for (name, value) in Self.defaultFields where fields[name] == nil { lines.append("\(name): \(value)") }
-            // No `Expect: 100-continue` round trip, and no form type libcurl would add to a POST.
-            lines.append("Expect:")
-            if fields["Content-Type"] == nil { lines.append("Content-Type:") }
-            for line in lines {
-                // On failure libcurl returns NULL and leaves the list as it was (freed in deinit).
-                guard let list = courier_curl_slist_append(headerList, line) else {
-                    throw NetworkError(.transport, "libcurl could not store the request's header fields.")
-                }
-                headerList = list
-            }
-            try options.set(Int32(COURIER_CURLOPT_HTTPHEADER), pointer: UnsafeRawPointer(headerList))
-        }
-
-        /// `User-Agent` (`process Courier libcurl/7.88.1`) and `Accept-Language` (the
-        /// locale's language), as URLSession sends them.
-        static let defaultFields: [(String, String)] = {
-            let library = String(cString: courier_curl_version()).split(separator: " ").first.map(String.init)
-            // The process name is whatever started it: only token characters go in a field.
-            let name = ProcessInfo.processInfo.processName
-            let process = String(name.unicodeScalars.filter { $0.isASCII && HTTPMethod.isToken(String($0)) })
-            var fields = [("User-Agent", "\(process.isEmpty ? "app" : process) Courier \(library ?? "libcurl")")]
-            if let language = Locale.current.language.languageCode?.identifier {
-                fields.append(("Accept-Language", language))
-            }
-            return fields
-        }()
 
         private func installCallbacks() throws(NetworkError) {
             let me = Unmanaged.passUnretained(self).toOpaque()
@@ -558,7 +494,7 @@
         /// Fills libcurl's buffer from the upload file. Returns bytes read, 0 at the end, or
         /// `nil` to abort.
         fileprivate func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-            let count = read(uploadDescriptor, buffer.baseAddress, buffer.count)
+            let count = read(parts.uploadDescriptor, buffer.baseAddress, buffer.count)
             guard count >= 0 else {
                 lock.withLock { failure = NetworkError(.fileSystem, "The upload file could not be read.") }
                 return nil

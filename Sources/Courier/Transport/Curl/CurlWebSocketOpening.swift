@@ -231,7 +231,7 @@
             if request.headers["Host"] == nil { lines.append("Host: \(authority(of: url))") }
             for field in request.headers { lines.append("\(field.name): \(field.value)") }
             // What every transfer of the transport sends unless the request has its own.
-            for (name, value) in CurlTransfer.defaultFields where request.headers[name] == nil {
+            for (name, value) in CurlRequestParts.defaultFields where request.headers[name] == nil {
                 lines.append("\(name): \(value)")
             }
             return lines.joined(separator: "\r\n") + "\r\n\r\n"
