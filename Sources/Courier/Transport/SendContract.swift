@@ -7,7 +7,8 @@ import Foundation
 /// - A request whose task is already cancelled is never handed to the transport, nor is a
 ///   redirected request once the task is cancelled.
 /// - A request that cannot go on the wire (``HTTPRequest/checkWireSafety()``) fails with
-///   ``NetworkError/Code/invalidRequest``, and so does each redirected request.
+///   ``NetworkError/Code/invalidRequest``, and so does each redirected request (Courier's
+///   transports check each request themselves, so the client does not check it again).
 /// - Redirects are followed by ``RedirectPolicy``, each one a request of its own, within the
 ///   first request's deadline: a later one's ``HTTPRequest/timeout`` is the time left.
 /// - The deadline holds for a transport that does not keep it itself: at the deadline the
@@ -20,16 +21,18 @@ import Foundation
 struct SendContract: Transport {
     /// The transport that sends each request.
     let transport: any Transport
-    /// Whether `transport` keeps the deadline itself, so no timer of the client's runs beside it.
-    private let keepsDeadline: Bool
+    /// Whether `transport` is one of Courier's, which keep the deadline and check each request
+    /// for the wire themselves: then no timer of the client's runs beside it, and no check is
+    /// made twice.
+    private let isCourier: Bool
 
     init(_ transport: any Transport) {
         self.transport = transport
-        keepsDeadline = transport is any DeadlineKeeping
+        isCourier = transport is any CourierTransport
     }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try request.checkWireSafety()
+        if !isCourier { try request.checkWireSafety() }
         let deadline = ContinuousClock.now + request.timeout
         var current = request
         for hop in 0...RedirectPolicy.maximumRedirects {
@@ -54,7 +57,7 @@ struct SendContract: Transport {
                 if response.url == nil { response.url = current.url }
                 return response
             }
-            try next.checkWireSafety()
+            if !isCourier { try next.checkWireSafety() }
             current = next
         }
         throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
@@ -74,7 +77,7 @@ struct SendContract: Transport {
     private func exchange(
         _ request: HTTPRequest, until deadline: ContinuousClock.Instant, timeout: Duration
     ) async throws -> HTTPResponse {
-        if keepsDeadline { return try await transport.send(request) }
+        if isCourier { return try await transport.send(request) }
         let work = Task { try await transport.send(request) }
         let passed = Locked(false)
         let timer = Deadlines.shared.arm(at: deadline) {
@@ -94,6 +97,8 @@ struct SendContract: Transport {
     }
 }
 
-/// A transport that keeps ``HTTPRequest/timeout`` as an overall deadline itself, and stops at
-/// once when its task is cancelled: the client runs no timer of its own beside it.
-protocol DeadlineKeeping {}
+/// One of Courier's transports: it keeps ``HTTPRequest/timeout`` as an overall deadline and
+/// stops at once when its task is cancelled, and it checks each request for the wire
+/// (``HTTPRequest/checkWireSafety()``) itself, for a caller without a client. The client runs
+/// no timer beside it, and makes no check twice.
+protocol CourierTransport {}

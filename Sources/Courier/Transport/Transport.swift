@@ -46,8 +46,8 @@
 /// ```
 ///
 /// Courier's own transports stop reading a body at its limit, keep the deadline themselves, and
-/// check each request for the wire again, for a caller that uses them without a client; for
-/// another transport the client checks a body once it is whole.
+/// check each request for the wire themselves (so a caller that uses them without a client is
+/// checked too); for another transport the client checks a body once it is whole.
 public protocol Transport: Sendable {
     /// Sends one request and returns its answer.
     /// - Parameter request: The request, with parameters still structured.

@@ -34,7 +34,7 @@
     /// - Cookies that servers set are kept in memory for the transport's life and sent back by
     ///   the usual domain and path rules, as `URLSession`'s ephemeral configuration does (see
     ///   ``Options-swift.struct/keepsCookies``).
-    public final class CurlTransport: Transport, DeadlineKeeping {
+    public final class CurlTransport: Transport, CourierTransport {
         /// Settings of a transport.
         public struct Options: Sendable, Hashable {
             /// Certificate authorities and public-key pins.
@@ -151,8 +151,8 @@
         /// - Returns: The answer, with any status.
         /// - Throws: ``NetworkError``.
         public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-            // Checked by the client already; again here for a caller without one, since libcurl
-            // sends header lines as given.
+            // Here, not in the client, so a caller without one is checked too: libcurl sends
+            // header lines as given.
             try request.checkWireSafety()
             let deadline = ContinuousClock.now + request.timeout
             let body = try await request.body.prepare()

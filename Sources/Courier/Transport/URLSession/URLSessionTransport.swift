@@ -46,7 +46,7 @@ import Foundation
 /// - extra bytes after an answer (a body longer than its `Content-Length`, or a body on a
 ///   `204`, a `304` or an answer to `HEAD`) are read as the answer to the next request on that
 ///   connection.
-public final class URLSessionTransport: Transport, DeadlineKeeping {
+public final class URLSessionTransport: Transport, CourierTransport {
     private let session: URLSession
     private let delegate: SessionDelegate
     #if canImport(FoundationNetworking)
@@ -124,8 +124,8 @@ public final class URLSessionTransport: Transport, DeadlineKeeping {
     /// - Returns: The answer, with any status.
     /// - Throws: ``NetworkError``.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        // Checked by the client already; again here for a caller without one, since
-        // FoundationNetworking would drop a field with CR LF silently.
+        // Here, not in the client, so a caller without one is checked too: FoundationNetworking
+        // would drop a field with CR LF silently.
         try request.checkWireSafety()
         try checkSupported(request)
         let deadline = ContinuousClock.now + request.timeout
