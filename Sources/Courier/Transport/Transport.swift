@@ -10,7 +10,8 @@
 /// the rest of the contract, the same way for every transport:
 /// - a request whose task is already cancelled never reaches it;
 /// - nor does one that cannot go on the wire (``HTTPRequest/checkWireSafety()``: a header with
-///   CR LF, a method that is not a token, a URL that is not `http` or `https`);
+///   CR LF, a method that is not a token, a URL that is not `http` or `https`), which fails with
+///   ``NetworkError/Code/invalidRequest`` (Courier's own transports make this check themselves);
 /// - a redirect answer is followed by Courier's redirect rules (`http` and `https` only,
 ///   credentials never to another origin, a body sent again on the same origin only), each
 ///   redirected request sent through the transport as a request of its own;
