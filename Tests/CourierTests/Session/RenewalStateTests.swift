@@ -20,6 +20,14 @@ import Testing
             make: { outcome })
     }
 
+    /// Starts and ends one renewal of `need` at each of `seconds`.
+    static func renewals(_ state: inout State, _ need: State.Need, at seconds: [Int]) throws {
+        for second in seconds {
+            let (id, _) = try #require(Self.started(Self.next(&state, after: state.mark, need, at: second)))
+            state.ended(id)
+        }
+    }
+
     /// The renewal a step starts, or `nil`.
     static func started(_ step: State.Step) -> (State.ID, Int)? {
         if case .start(let id, let outcome) = step { return (id, outcome) }
@@ -74,10 +82,7 @@ import Testing
     @Test("refreshes past the limit within the window fail; after the window they start again")
     func refreshLimit() throws {
         var state = State()
-        for second in [0, 1] {
-            let (id, _) = try #require(Self.started(Self.next(&state, after: state.mark, .refresh, at: second)))
-            state.ended(id)
-        }
+        try Self.renewals(&state, .refresh, at: [0, 1])
         let step5 = Self.next(&state, after: state.mark, .refresh, at: 2)
         #expect(Self.name(step5) == "tooManyRefreshes")
         #expect(!state.isRenewing, "a refused refresh starts nothing")
@@ -124,10 +129,7 @@ import Testing
         let (first, _) = try #require(Self.started(Self.next(&state, after: state.mark, .logIn, at: 0)))
         state.ended(first)
         state.logInCancelled(startedAt: Self.start)
-        for second in [1, 2] {
-            let (id, _) = try #require(Self.started(Self.next(&state, after: state.mark, .logIn, at: second)))
-            state.ended(id)
-        }
+        try Self.renewals(&state, .logIn, at: [1, 2])
         let step12 = Self.next(&state, after: state.mark, .logIn, at: 3)
         #expect(Self.name(step12) == "tooManyLogIns")
         let admitted1 = state.admitLogIn(at: Self.start + .seconds(4), limits: Self.limits)
@@ -203,10 +205,7 @@ import Testing
     @Test("a start exactly a window old still counts; the limits outlive an epoch's end")
     func windowEdgeAndEpochs() throws {
         var state = State()
-        for second in [0, 30] {
-            let (id, _) = try #require(Self.started(Self.next(&state, after: state.mark, .refresh, at: second)))
-            state.ended(id)
-        }
+        try Self.renewals(&state, .refresh, at: [0, 30])
         let atTheEdge = Self.next(&state, after: state.mark, .refresh, at: 60)
         #expect(Self.name(atTheEdge) == "tooManyRefreshes")
         let logIns = state.mark.logIns
