@@ -34,8 +34,66 @@ extension Scenarios {
         return [
             .ratio(
                 "S5", "decode \(envelope.count / 1024) KB envelope vs payload alone", unit: "ms", courier: courier,
-                baseline: baseline, higherIsBetter: false, minimum: 1 / 1.10)
+                baseline: baseline, higherIsBetter: false, minimum: 1 / 1.10),
+            try await envelopeReads(),
         ]
+    }
+
+    /// S5-envelope: what a 1 KB envelope costs a request through the layers that read its code
+    /// (re-login codes, a clock correction from a body field, an observer that reports the code),
+    /// against one JSONDecoder decode of it: about how many times the body is read in all. Each
+    /// side is the time a 1 KB envelope takes over a 30-byte one, with an in-memory transport.
+    private func envelopeReads() async throws -> Measurement {
+        struct CodeReporter: RequestObserver {
+            func requestEnded(_ timeline: RequestTimeline) { _ = timeline.businessCode }
+        }
+        let orders = (0..<13).map { Order(id: $0, title: "Item \($0) with a longer title", price: 9.99, tags: ["x"]) }
+        let large =
+            Data(#"{"code":0,"msg":"ok","serverTime":1764400000,"data":"#.utf8)
+            + (try JSONEncoder().encode(orders)) + Data("}".utf8)
+        let small = Data(#"{"code":0,"msg":"ok","data":[]}"#.utf8)
+        func client(answering body: Data) -> NetworkClient {
+            var configuration = NetworkClient.Configuration(
+                baseURL: URL(string: "https://api.example.com/")!,
+                transport: MockTransport { _ in
+                    HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body)
+                })
+            configuration.session = Session(
+                store: InMemoryTokenStore(credential: Credential(accessToken: "t")), logInCodes: [99, 500],
+                logIn: { _ in Credential(accessToken: "t") })
+            configuration.interceptors = [
+                .signing(
+                    .hmacSHA256(secret: Data("benchmark-secret".utf8)),
+                    clockCorrection: ClockCorrection(codes: [1001], serverTime: .field("serverTime")))
+            ]
+            configuration.observers = [CodeReporter()]
+            return NetworkClient(configuration: configuration)
+        }
+        let clients = [client(answering: large), client(answering: small)]
+        let endpoint = Endpoint<[Order]>.get("orders")
+        let sends = quick ? 500 : 3_000
+        func clientMicroseconds(_ client: NetworkClient) async throws -> Double {
+            try await Harness.seconds { for _ in 0..<sends { _ = try await client.send(endpoint) } } / Double(sends)
+                * 1e6
+        }
+        func decodeMicroseconds(_ body: Data) async throws -> Double {
+            try await Harness.seconds {
+                for _ in 0..<sends { _ = try JSONDecoder().decode(RawEnvelope<[Order]>.self, from: body) }
+            } / Double(sends) * 1e6
+        }
+        let runs: [() async throws -> Double] = [
+            { try await clientMicroseconds(clients[0]) }, { try await clientMicroseconds(clients[1]) },
+            { try await decodeMicroseconds(large) }, { try await decodeMicroseconds(small) },
+        ]
+        let medians = try await Harness.interleaved(
+            repetitions: quick ? 3 : 9, warmUp: { for run in runs { _ = try await run() } }, runs: runs)
+        let (courier, baseline) = (medians[0] - medians[1], medians[2] - medians[3])
+        return .ratio(
+            "S5-envelope",
+            "a \(large.count)-byte envelope's extra µs through re-login codes, a clock field and a code-reporting"
+                + " observer (\(String(format: "%.1f", courier)) µs), against one decode of it"
+                + " (\(String(format: "%.1f", baseline)) µs)",
+            unit: "µs", courier: courier, baseline: baseline, higherIsBetter: false, minimum: nil)
     }
 
     /// S6: HMAC-SHA256 throughput against `openssl dgst` on the same machine (at least 0.8 of

@@ -37,7 +37,7 @@ extension FuzzTarget {
         if settings & 32 != 0 { decoder.allowsJSON5 = true }
         decoder.userInfo[.envelopeFormat] = format
         let response = HTTPResponse(status: 200, body: body)
-        let probed = EnvelopeProbe.code(in: body, decoder: decoder)
+        let probed = response.envelope(decoder).failureCode
         // The envelope as the client decodes a body (`.json`, so its code is kept).
         let model = try? ResponseDecoding<BaseModel<EmptyResponse>>.json.decode(
             response, DecodingContext(decoder: decoder, envelope: format))

@@ -54,7 +54,11 @@ public actor NetworkClient {
         self.encoder = configuration.encoder.copy()
         self.base = URLJoiner.Base(configuration.baseURL)
         self.decodingContext = DecodingContext(
-            decoder: configuration.decoder.copy(addingUserInfo: [.envelopeFormat: configuration.envelope]),
+            decoder: configuration.decoder.copy(addingUserInfo: [
+                .envelopeFormat: configuration.envelope,
+                .envelopeNumberKeys: Set(
+                    configuration.interceptors.compactMap { ($0 as? SigningInterceptor)?.serverTimeField }),
+            ]),
             envelope: configuration.envelope)
         self.gate = configuration.reachability.map {
             ReachabilityGate(monitor: $0, policy: configuration.reachabilityPolicy)
@@ -62,7 +66,7 @@ public actor NetworkClient {
         self.validation = ResponseValidation(
             acceptableStatusCodes: configuration.acceptableStatusCodes,
             acceptableContentTypes: Set(configuration.acceptableContentTypes.map { $0.lowercased() }),
-            envelope: configuration.envelope)
+            decoder: decodingContext.decoder)
         session.attach(self)
     }
 

@@ -8,7 +8,8 @@ import Foundation
 struct ResponseValidation: Sendable {
     let acceptableStatusCodes: Set<Int>
     let acceptableContentTypes: Set<String>
-    let envelope: EnvelopeFormat
+    /// The client's decoder, which reads an error body's envelope as the client reads any.
+    let decoder: JSONDecoder
 
     /// Throws ``NetworkError/Code/httpStatus`` for a status outside the acceptable set and
     /// ``NetworkError/Code/unacceptableContentType`` for a JSON answer of another media type.
@@ -38,17 +39,15 @@ struct ResponseValidation: Sendable {
         let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
         var error = NetworkError(.httpStatus, "The server answered \(response.status) (\(reason)).")
             .answered(by: response)
-        guard let object = EnvelopeProbe.object(in: response.body) else { return error }
+        let view = response.envelope(decoder)
         // An envelope of the client's format first: its `data` may well be called `content`.
-        if let code = EnvelopeProbe.businessCode(EnvelopeProbe.value(at: envelope.codeKey, in: object)) {
+        if let code = view.code {
             error.businessCode = code
-            error.businessMessage = EnvelopeProbe.value(at: envelope.messageKey, in: object) as? String
-        } else if ["errorCode", "errorDescription", "content"].contains(where: {
-            object[$0].map { !($0 is NSNull) } ?? false
-        }) {
-            error.businessCode = EnvelopeProbe.businessCode(object["errorCode"])
-            error.businessMessage = object["errorDescription"] as? String
-            error.userMessage = object["content"] as? String
+            error.businessMessage = view.message
+        } else if let fields = view.errorFields {
+            error.businessCode = fields.errorCode
+            error.businessMessage = fields.errorDescription
+            error.userMessage = fields.content
         }
         return error
     }

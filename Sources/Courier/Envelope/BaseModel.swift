@@ -63,27 +63,6 @@ struct EnvelopeHead {
     }
 }
 
-/// The code the token and re-login layers react to, read as ``BaseModel`` reads it (so they see
-/// the code the caller gets), except that an envelope whose success flag says the call succeeded
-/// has none, and a body without the flag (an error body) still has its code.
-struct EnvelopeFailureCode: Decodable {
-    let code: BusinessCode?
-
-    init(from decoder: any Decoder) throws {
-        let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
-        let root = try decoder.container(keyedBy: EnvelopeKey.self)
-        guard let successKey = format.successKey else {
-            code = try root.required(BusinessCode.self, at: format.codeKey)
-            return
-        }
-        if (try? root.value(Bool.self, at: successKey)) == true {
-            code = nil
-        } else {
-            code = (try? root.value(BusinessCode.self, at: format.codeKey)) ?? nil
-        }
-    }
-}
-
 extension KeyedDecodingContainer where Key == EnvelopeKey {
     /// The value at a dotted key path, or `nil` when a name along it is missing or `null`.
     /// - Throws: `DecodingError` when something along it, or the value, has another type.

@@ -10,8 +10,10 @@ import Foundation
 /// let total = try reply.field("meta.total", as: Int.self)
 /// ```
 ///
-/// ``message``, ``code`` and ``field(_:as:)`` read the body when asked, each time, with the
-/// client's decoder (not an endpoint's own, from `.envelope(using:)`): read what you need once.
+/// ``message`` and ``code`` are read with the client's decoder (not an endpoint's own, from
+/// `.envelope(using:)`), from a body of at most 8 MB, and only once for the answer: the client's
+/// layers and checks read them from the same reading. ``field(_:as:)`` reads the body each time
+/// it is asked: read what you need once.
 public struct Reply<Value: Sendable>: Sendable {
     /// The payload, as ``NetworkClient/send(_:)`` returns it.
     public let value: Value
@@ -30,14 +32,11 @@ public struct Reply<Value: Sendable>: Sendable {
         self.decoder = decoder
     }
 
-    /// The client's envelope format.
-    private var format: EnvelopeFormat { decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard }
-
     /// The envelope's message, or `nil` when the body is not an envelope or has none.
-    public var message: String? { (try? field(format.messageKey, as: String.self)) ?? nil }
+    public var message: String? { response.envelope(decoder).message }
 
     /// The envelope's business code, or `nil` when the body is not an envelope or has none.
-    public var code: BusinessCode? { (try? field(format.codeKey, as: BusinessCode.self)) ?? nil }
+    public var code: BusinessCode? { response.envelope(decoder).code }
 
     /// Decodes one field of a JSON body with the client's decoder: a key beside the envelope's
     /// code and payload (`"total"`, `"serverTime"`), or a dotted path into nested objects

@@ -15,7 +15,11 @@ public struct HTTPResponse: Sendable {
     /// The body bytes (empty when there was none, or when it went to ``bodyFile``).
     public var body: Data {
         get { fields.value.body }
-        _modify { yield &fields.value.body }
+        _modify {
+            // A new body has a view of its own: the kept one was read from the old body.
+            defer { fields.value.envelope = Locked(nil) }
+            yield &fields.value.body
+        }
     }
     /// The file the body was written to, when the request asked for a download and the answer
     /// was a success.
@@ -70,7 +74,14 @@ public struct HTTPResponse: Sendable {
         var sharedTransfer: SharedTransferMark? = nil
         var exchangeFacts: ExchangeFacts? = nil
         var streamedBody: ResponseBodyStream.Reading? = nil
+        /// The body's envelope view and the decoder it was read with, once read (see
+        /// ``HTTPResponse/envelope(_:)``). Shared by the copies of a response until one of them
+        /// changes its body.
+        var envelope = Locked<(decoder: JSONDecoder, view: EnvelopeView)?>(nil)
     }
+
+    /// The body's envelope view, once read.
+    var envelopeMemo: Locked<(decoder: JSONDecoder, view: EnvelopeView)?> { fields.value.envelope }
 
     /// The most bytes of header lines a transport accepts for one answer (interim `1xx`
     /// answers included): 256 KiB. A larger header block fails with
@@ -99,5 +110,5 @@ public struct HTTPResponse: Sendable {
 
 extension HTTPResponse: CustomReflectable {
     /// Its stored properties, for `print`, `dump` and the debugger.
-    public var customMirror: Mirror { fields.mirror(of: self) }
+    public var customMirror: Mirror { fields.mirror(of: self, hiding: ["envelope"]) }
 }

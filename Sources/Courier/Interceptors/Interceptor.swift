@@ -123,7 +123,7 @@ public struct InterceptorContext: Sendable {
     /// - Parameter response: The response.
     /// - Returns: The code.
     public func businessCode(in response: HTTPResponse) -> BusinessCode? {
-        EnvelopeProbe.code(in: response.body, decoder: decoder)
+        response.envelope(decoder).failureCode
     }
 
     /// The client sending this request, for a request of the layer's own: requests sent through

@@ -128,6 +128,9 @@ public struct SigningInterceptor: Interceptor {
     /// Whether the placement's three names differ, found once.
     private let hasDistinctNames: Bool
     private let clockCorrection: ClockCorrection?
+    /// The JSON field the clock correction reads the server's time from, if it reads one: the
+    /// client's envelope view looks for it (see ``EnvelopeView``).
+    var serverTimeField: String? { clockCorrection?.serverTimeField }
     private let offsets = ClockOffsets()
     private let now: @Sendable () -> Date
     private let makeNonce: @Sendable () -> String
@@ -180,7 +183,7 @@ public struct SigningInterceptor: Interceptor {
         let sent = now()
         let response = try await next(sign(request, offset: used, at: sent, fileHash: fileHash))
         guard let clockCorrection, clockCorrection.refuses(response, context),
-            let candidate = clockCorrection.offset(in: response, sent: sent, arrived: now(), used: used)
+            let candidate = clockCorrection.offset(in: response, context, sent: sent, arrived: now(), used: used)
         else { return response }
         // Kept only when the server takes the request signed with it, within the session the
         // request began in.

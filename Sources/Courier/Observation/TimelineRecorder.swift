@@ -142,7 +142,10 @@ package struct TimelineRecorder: Sendable {
         let end = ContinuousClock.now
         // The body, for the business code when asked: an envelope's, never a file's.
         var codeReader: BusinessCodeReader?
-        if let decoder, let body = (response?.bodyFile == nil ? response?.body : nil) ?? failure?.body,
+        if let decoder, let response, response.bodyFile == nil, let view = response.envelopeIfRead(decoder) {
+            // A layer or the validation read it already: the code, and no body to keep.
+            codeReader = BusinessCodeReader(code: view.failureCode)
+        } else if let decoder, let body = (response?.bodyFile == nil ? response?.body : nil) ?? failure?.body,
             !body.isEmpty, body.count <= BusinessCodeReader.largestBody
         {
             codeReader = BusinessCodeReader(body: body, decoder: decoder)
@@ -201,10 +204,15 @@ struct BusinessCodeReader: Sendable {
         reading = Locked(.unread(body, decoder))
     }
 
+    /// A reader of a code read already.
+    init(code: BusinessCode?) {
+        reading = Locked(.read(code))
+    }
+
     var code: BusinessCode? {
         reading.withLock { reading in
             if case .unread(let body, let decoder) = reading {
-                reading = .read(EnvelopeProbe.code(in: body, decoder: decoder))
+                reading = .read(EnvelopeView.read(body, with: decoder).failureCode)
             }
             guard case .read(let code) = reading else { return nil }
             return code

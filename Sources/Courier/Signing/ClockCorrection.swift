@@ -61,6 +61,12 @@ public struct ClockCorrection: Sendable, Hashable {
     /// off is a broken answer, not a clock.
     static let farthest: TimeInterval = 366 * 24 * 3600
 
+    /// The key of the JSON field the server's time is read from, if it is one.
+    var serverTimeField: String? {
+        if case .field(let key) = serverTime { return key }
+        return nil
+    }
+
     /// Whether `response` refuses a request's timestamp.
     func refuses(_ response: HTTPResponse, _ context: InterceptorContext) -> Bool {
         guard let code = context.businessCode(in: response) else { return false }
@@ -78,8 +84,10 @@ public struct ClockCorrection: Sendable, Hashable {
     /// by the offset `used` to sign), and is within ``maximumCorrection`` of `used`: the server
     /// read its clock somewhere in that span, so a time inside it agrees however slow the answer
     /// was. The offset is measured to the nearer end of the span.
-    func offset(in response: HTTPResponse, sent: Date, arrived: Date, used: TimeInterval) -> TimeInterval? {
-        guard let server = serverDate(in: response) else { return nil }
+    func offset(
+        in response: HTTPResponse, _ context: InterceptorContext, sent: Date, arrived: Date, used: TimeInterval
+    ) -> TimeInterval? {
+        guard let server = serverDate(in: response, context.decoder) else { return nil }
         let fromSending = server.timeIntervalSince(sent)
         let fromArrival = server.timeIntervalSince(arrived)
         let offset: TimeInterval
@@ -95,18 +103,20 @@ public struct ClockCorrection: Sendable, Hashable {
         return offset
     }
 
-    /// The server's time in `response`, or `nil` when it has none that can be read.
-    func serverDate(in response: HTTPResponse) -> Date? {
+    /// The server's time in `response`, its body read by `decoder` (as the client reads the
+    /// envelope), or `nil` when it has none that can be read.
+    func serverDate(in response: HTTPResponse, _ decoder: JSONDecoder) -> Date? {
         switch serverTime {
         case .dateHeader:
             return response.headers["Date"].flatMap { HTTPDate.parse($0) }
         case .field(let key):
-            guard let object = EnvelopeProbe.object(in: response.body),
-                let number = EnvelopeProbe.value(at: key, in: object) as? NSNumber,
-                String(cString: number.objCType) != "c"
-            else { return nil }
-            let value = number.doubleValue
-            guard value.isFinite, value > 0 else { return nil }
+            // The client's view looks for the key already; a layer outside a client reads it now.
+            var view = response.envelope(decoder)
+            if !view.numberKeys.contains(key) {
+                view = EnvelopeView.read(
+                    response.body, with: decoder.copy(addingUserInfo: [.envelopeNumberKeys: [key]]))
+            }
+            guard let value = view.number(at: key), value.isFinite, value > 0 else { return nil }
             return Date(timeIntervalSince1970: value > 100_000_000_000 ? value / 1000 : value)
         }
     }

@@ -112,7 +112,7 @@ extension NetworkClient {
         try validation.validate(response, method: method, checksContentType: false)
         let media = response.mediaType ?? ""
         guard media == "application/json" || media.hasSuffix("+json"),
-            EnvelopeProbe.code(in: response.body, decoder: decodingContext.decoder) != nil
+            response.envelope(decodingContext.decoder).failureCode != nil
         else { return }
         _ = try ResponseDecoding<EmptyResponse>.envelope.decode(response, decodingContext)
     }

@@ -35,9 +35,11 @@ struct CopyOnWrite<Value: Sendable>: Sendable {
     init(_ value: Value) { storage = Storage(value) }
 
     /// A mirror of `subject`, the type keeping its stored properties here, with those properties
-    /// as its children: `print` and `dump` show them as they did when they were inline.
-    func mirror(of subject: Any) -> Mirror {
-        Mirror(subject, children: Mirror(reflecting: value).children, displayStyle: .struct)
+    /// as its children (but those named in `hidden`, which are the type's own bookkeeping):
+    /// `print` and `dump` show them as they did when they were inline.
+    func mirror(of subject: Any, hiding hidden: Set<String> = []) -> Mirror {
+        let children = Mirror(reflecting: value).children.filter { !hidden.contains($0.label ?? "") }
+        return Mirror(subject, children: children, displayStyle: .struct)
     }
 
     /// The value; changing it copies it first when another copy shares it.

@@ -167,7 +167,7 @@ extension NetworkClient {
         } catch {
             return error
         }
-        if let code = EnvelopeProbe.code(in: response.body, decoder: decodingContext.decoder),
+        if let code = response.envelope(decodingContext.decoder).failureCode,
             configuration.envelope.successKey != nil || !configuration.envelope.successCodes.contains(code)
         {
             var error = NetworkError(.business, "The server refused the WebSocket with business code \(code).")

@@ -1,0 +1,105 @@
+import Foundation
+
+/// What Courier itself reads from an answer's JSON body, beside the caller's decoding: the
+/// envelope's code and message (for the session's layer, the signing layer's clock, a request's
+/// timeline, and the error of an answer refused by its status), an older backend's error fields,
+/// and the numbers the signing layer's clock correction asks for.
+///
+/// It is read with the client's decoder (whose `userInfo` holds the envelope format), so its
+/// code is the code ``BaseModel`` decodes, and at most once per answer: the answer keeps it
+/// beside its body (``HTTPResponse/envelope(_:)``). A body that is empty, larger than 8 MB or not
+/// a JSON object reads as a view with nothing in it.
+package struct EnvelopeView: Sendable {
+    /// The code at the format's code key, whatever its success flag says.
+    var code: BusinessCode?
+    /// The code that fails a call as ``BaseModel`` judges it: the code, unless the format has a
+    /// success flag that says the call succeeded. `nil` when the body is not an envelope in the
+    /// format or carries no code.
+    package var failureCode: BusinessCode?
+    /// The message at the format's message key.
+    var message: String?
+    /// An older backend's error fields, when the body has at least one of them.
+    var errorFields: ErrorFields?
+    /// The numbers at the keys (or dotted paths) the decoder asked for
+    /// (`userInfo[.envelopeNumberKeys]`), by key.
+    var numbers: [String: Double] = [:]
+    /// The keys the numbers were looked for at, found or not.
+    var numberKeys: Set<String> = []
+
+    /// An older backend's error body: `{"errorCode": …, "errorDescription": …, "content": …}`.
+    struct ErrorFields: Sendable {
+        var errorCode: BusinessCode?
+        var errorDescription: String?
+        var content: String?
+    }
+
+    /// The largest body read: 8 MB.
+    static let largestBody = 8 << 20
+
+    /// The view of `body` as `decoder` reads it.
+    static func read(_ body: Data, with decoder: JSONDecoder) -> EnvelopeView {
+        guard !body.isEmpty, body.count <= largestBody,
+            let view = try? decoder.decode(Decoded.self, from: JSONBytes.forDecoding(body, with: decoder))
+        else { return EnvelopeView(numberKeys: decoder.userInfo[.envelopeNumberKeys] as? Set<String> ?? []) }
+        return view.view
+    }
+
+    /// The number at `key`, or `nil` when there is none; `nil` too when the view was not asked
+    /// to look there (see ``numberKeys``).
+    func number(at key: String) -> Double? { numbers[key] }
+
+    /// Reads the view: each field on its own, so one that does not read leaves the others.
+    private struct Decoded: Decodable {
+        let view: EnvelopeView
+
+        init(from decoder: any Decoder) throws {
+            let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
+            let root = try decoder.container(keyedBy: EnvelopeKey.self)
+            var view = EnvelopeView()
+            view.code = (try? root.value(BusinessCode.self, at: format.codeKey)) ?? nil
+            if let successKey = format.successKey, (try? root.value(Bool.self, at: successKey)) == true {
+                view.failureCode = nil
+            } else {
+                view.failureCode = view.code
+            }
+            view.message = (try? root.value(String.self, at: format.messageKey)) ?? nil
+            let legacy = ["errorCode", "errorDescription", "content"].map(EnvelopeKey.init)
+            if legacy.contains(where: { root.contains($0) && (try? root.decodeNil(forKey: $0)) == false }) {
+                view.errorFields = ErrorFields(
+                    errorCode: (try? root.decodeIfPresent(BusinessCode.self, forKey: legacy[0])) ?? nil,
+                    errorDescription: (try? root.decodeIfPresent(String.self, forKey: legacy[1])) ?? nil,
+                    content: (try? root.decodeIfPresent(String.self, forKey: legacy[2])) ?? nil)
+            }
+            view.numberKeys = decoder.userInfo[.envelopeNumberKeys] as? Set<String> ?? []
+            for key in view.numberKeys {
+                if let number = (try? root.value(Double.self, at: key)) ?? nil { view.numbers[key] = number }
+            }
+            self.view = view
+        }
+    }
+}
+
+extension CodingUserInfoKey {
+    /// The keys (or dotted paths) of numbers an ``EnvelopeView`` reads, as a `Set<String>`: those
+    /// the signing layers' clock corrections read the server's time from.
+    static let envelopeNumberKeys = CodingUserInfoKey(rawValue: "courier.envelopeNumberKeys")!
+}
+
+extension HTTPResponse {
+    /// The envelope view of the body as `decoder` reads it: read the first time it is asked for,
+    /// then kept with the answer until its body changes, so the layers, the validation and the
+    /// timeline of one answer read its body once between them.
+    package func envelope(_ decoder: JSONDecoder) -> EnvelopeView {
+        envelopeMemo.withLock { kept in
+            if let kept, kept.decoder === decoder { return kept.view }
+            let view = EnvelopeView.read(body, with: decoder)
+            kept = (decoder, view)
+            return view
+        }
+    }
+
+    /// The envelope view as `decoder` read it already, or `nil` when nobody asked yet.
+    func envelopeIfRead(_ decoder: JSONDecoder) -> EnvelopeView? {
+        envelopeMemo.withLock { kept in kept.flatMap { $0.decoder === decoder ? $0.view : nil } }
+    }
+}
