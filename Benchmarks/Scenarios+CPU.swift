@@ -41,8 +41,8 @@ extension Scenarios {
 
     /// S5-envelope: what a 1 KB envelope costs a request through the layers that read its code
     /// (re-login codes, a clock correction from a body field, an observer that reports the code),
-    /// against one JSONDecoder decode of it: about how many times the body is read in all. Each
-    /// side is the time a 1 KB envelope takes over a 30-byte one, with an in-memory transport.
+    /// its checks and its decoding, against one JSONDecoder decode of it. Each side is the time a
+    /// 1 KB envelope takes over a 30-byte one, the client's with an in-memory transport.
     private func envelopeReads() async throws -> Measurement {
         struct CodeReporter: RequestObserver {
             func requestEnded(_ timeline: RequestTimeline) { _ = timeline.businessCode }

@@ -53,6 +53,16 @@ extension FuzzTarget {
                 probed == expected,
                 "the layers read \(String(describing: probed)), BaseModel \(String(describing: decoded))")
         }
+        if let model {
+            // The view the layers take from a decoded envelope is the view they would read.
+            let taken = EnvelopeView(model, decodedBy: decoder)
+            require(
+                taken.failureCode == probed,
+                "the view taken from BaseModel has \(String(describing: taken.failureCode))")
+            require(
+                taken.message == response.envelope(decoder).message, "the view taken from BaseModel has another message"
+            )
+        }
         if let model, format.successKey == nil {
             require(decoded != nil, "no code without a success flag")
             require(model.isSuccess == decoded.map(format.successCodes.contains), "isSuccess for code \(decoded!)")

@@ -410,8 +410,9 @@ public actor NetworkClient {
         finish: @escaping @Sendable (HTTPResponse) throws -> Value
     ) async throws(NetworkError) -> Value {
         let skipped = endpoint.skippedLayers
-        let context = InterceptorContext(client: self, epoch: scope.epoch, skipping: skipped)
         let sharing = endpoint.sharesIdenticalRequests ? sharingKey(request, skipping: skipped, in: scope.epoch) : nil
+        let context = InterceptorContext(
+            client: self, epoch: scope.epoch, skipping: skipped, decodeAhead: endpoint.decoding.decodeAhead)
         do {
             try scope.check("it was about to be sent")
         } catch {
@@ -423,6 +424,9 @@ public actor NetworkClient {
         // Nothing of an answer that arrives after the request's scope ended is kept: a download
         // is not moved into place, and no value is made; one made while it ended is discarded.
         let finishing: @Sendable (HTTPResponse) throws -> Value = { response in
+            // An envelope a layer decoded ahead is the first caller's to take, or nobody's: a
+            // shared answer's other callers do not keep it alive.
+            defer { response.forgetDecodedAhead() }
             try scope.check("its answer arrived")
             let value = try finish(response)
             do {

@@ -32,6 +32,19 @@ struct ResponseValidation: Sendable {
         }
     }
 
+    /// Whether `response` passes ``validate(_:method:checksContentType:)`` as a JSON answer to a
+    /// `GET`: one whose envelope is worth decoding.
+    func accepts(_ response: HTTPResponse) -> Bool {
+        // The status first: a refused one would build its error, reading the body.
+        guard acceptableStatusCodes.contains(response.status) else { return false }
+        do throws(NetworkError) {
+            try validate(response, method: .get, checksContentType: true)
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// An ``NetworkError/Code/httpStatus`` error that keeps status, headers and body, with the
     /// fields of an error body filled in when it parses: an older backend's `errorCode`,
     /// `errorDescription` and `content`, or an envelope's code and message.
@@ -39,7 +52,9 @@ struct ResponseValidation: Sendable {
         let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
         var error = NetworkError(.httpStatus, "The server answered \(response.status) (\(reason)).")
             .answered(by: response)
-        let view = response.envelope(decoder)
+        var view = response.envelope(decoder)
+        // Without a code, the older fields: a view taken from a decoded envelope lacks them.
+        if view.code == nil, !view.isWhole { view = response.envelope(decoder, whole: true) }
         // An envelope of the client's format first: its `data` may well be called `content`.
         if let code = view.code {
             error.businessCode = code

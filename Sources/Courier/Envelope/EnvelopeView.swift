@@ -6,9 +6,9 @@ import Foundation
 /// and the numbers the signing layer's clock correction asks for.
 ///
 /// It is read with the client's decoder (whose `userInfo` holds the envelope format), so its
-/// code is the code ``BaseModel`` decodes, and at most once per answer: the answer keeps it
-/// beside its body (``HTTPResponse/envelope(_:)``). A body that is empty, larger than 8 MB or not
-/// a JSON object reads as a view with nothing in it.
+/// code is the code ``BaseModel`` decodes, and once per answer: the answer keeps it beside its
+/// body (see ``BodyReading``), or it is taken from the envelope the endpoint decoded. A body that is empty, larger than 8 MB or not a JSON
+/// object reads as a view with nothing in it.
 package struct EnvelopeView: Sendable {
     /// The code at the format's code key, whatever its success flag says.
     var code: BusinessCode?
@@ -17,7 +17,7 @@ package struct EnvelopeView: Sendable {
     /// format or carries no code.
     package var failureCode: BusinessCode?
     /// The message at the format's message key.
-    var message: String?
+    package var message: String?
     /// An older backend's error fields, when the body has at least one of them.
     var errorFields: ErrorFields?
     /// The numbers at the keys (or dotted paths) the decoder asked for
@@ -25,6 +25,9 @@ package struct EnvelopeView: Sendable {
     var numbers: [String: Double] = [:]
     /// The keys the numbers were looked for at, found or not.
     var numberKeys: Set<String> = []
+    /// Whether the view was read from the body, with every field; `false` for one taken from
+    /// an envelope decoded for its payload, which has only the code and the message.
+    var isWhole = true
 
     /// An older backend's error body: `{"errorCode": …, "errorDescription": …, "content": …}`.
     struct ErrorFields: Sendable {
@@ -42,6 +45,20 @@ package struct EnvelopeView: Sendable {
             let view = try? decoder.decode(Decoded.self, from: JSONBytes.forDecoding(body, with: decoder))
         else { return EnvelopeView(numberKeys: decoder.userInfo[.envelopeNumberKeys] as? Set<String> ?? []) }
         return view.view
+    }
+
+    /// The code and message of an envelope decoded with `decoder` (which holds its format): what
+    /// ``read(_:with:)`` would read of them, without reading the body again.
+    package init<T>(_ envelope: BaseModel<T>, decodedBy decoder: JSONDecoder) {
+        let hasFlag = (decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard).successKey != nil
+        code = envelope.code
+        failureCode = hasFlag && envelope.isSuccess ? nil : envelope.code
+        message = envelope.message
+        isWhole = false
+    }
+
+    private init(numberKeys: Set<String> = []) {
+        self.numberKeys = numberKeys
     }
 
     /// The number at `key`, or `nil` when there is none; `nil` too when the view was not asked
@@ -83,23 +100,4 @@ extension CodingUserInfoKey {
     /// The keys (or dotted paths) of numbers an ``EnvelopeView`` reads, as a `Set<String>`: those
     /// the signing layers' clock corrections read the server's time from.
     static let envelopeNumberKeys = CodingUserInfoKey(rawValue: "courier.envelopeNumberKeys")!
-}
-
-extension HTTPResponse {
-    /// The envelope view of the body as `decoder` reads it: read the first time it is asked for,
-    /// then kept with the answer until its body changes, so the layers, the validation and the
-    /// timeline of one answer read its body once between them.
-    package func envelope(_ decoder: JSONDecoder) -> EnvelopeView {
-        envelopeMemo.withLock { kept in
-            if let kept, kept.decoder === decoder { return kept.view }
-            let view = EnvelopeView.read(body, with: decoder)
-            kept = (decoder, view)
-            return view
-        }
-    }
-
-    /// The envelope view as `decoder` read it already, or `nil` when nobody asked yet.
-    func envelopeIfRead(_ decoder: JSONDecoder) -> EnvelopeView? {
-        envelopeMemo.withLock { kept in kept.flatMap { $0.decoder === decoder ? $0.view : nil } }
-    }
 }

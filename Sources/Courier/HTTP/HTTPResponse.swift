@@ -16,8 +16,8 @@ public struct HTTPResponse: Sendable {
     public var body: Data {
         get { fields.value.body }
         _modify {
-            // A new body has a view of its own: the kept one was read from the old body.
-            defer { fields.value.envelope = Locked(nil) }
+            // A new body is read for itself: what was read is the old body's.
+            defer { fields.value.reading = Locked(nil) }
             yield &fields.value.body
         }
     }
@@ -74,14 +74,13 @@ public struct HTTPResponse: Sendable {
         var sharedTransfer: SharedTransferMark? = nil
         var exchangeFacts: ExchangeFacts? = nil
         var streamedBody: ResponseBodyStream.Reading? = nil
-        /// The body's envelope view and the decoder it was read with, once read (see
-        /// ``HTTPResponse/envelope(_:)``). Shared by the copies of a response until one of them
-        /// changes its body.
-        var envelope = Locked<(decoder: JSONDecoder, view: EnvelopeView)?>(nil)
+        /// What the client read of the body (see ``BodyReading``).
+        var reading = Locked<BodyReading?>(nil)
     }
 
-    /// The body's envelope view, once read.
-    var envelopeMemo: Locked<(decoder: JSONDecoder, view: EnvelopeView)?> { fields.value.envelope }
+    /// What the client read of the body: shared by the copies of a response until one of them
+    /// changes its body.
+    var bodyReading: Locked<BodyReading?> { fields.value.reading }
 
     /// The most bytes of header lines a transport accepts for one answer (interim `1xx`
     /// answers included): 256 KiB. A larger header block fails with
@@ -110,5 +109,5 @@ public struct HTTPResponse: Sendable {
 
 extension HTTPResponse: CustomReflectable {
     /// Its stored properties, for `print`, `dump` and the debugger.
-    public var customMirror: Mirror { fields.mirror(of: self, hiding: ["envelope"]) }
+    public var customMirror: Mirror { fields.mirror(of: self, hiding: ["reading"]) }
 }

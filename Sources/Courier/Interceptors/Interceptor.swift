@@ -99,6 +99,9 @@ public struct InterceptorContext: Sendable {
         let owner: NetworkClient
         let epoch: SessionEpoch
         let skippedLayers: Set<InterceptorLayer>
+        /// Decodes an answer as the request's endpoint will, when a layer asks for its code (see
+        /// ``ResponseDecoding``): the body is read once for the layer and the decoding.
+        let decodeAhead: (@Sendable (HTTPResponse, JSONDecoder) -> Void)?
     }
 
     /// Creates the context of a request sent by `client` now (the client makes one per request;
@@ -110,20 +113,34 @@ public struct InterceptorContext: Sendable {
     }
 
     @inline(never)  // Else its fields take room in each `async` caller's frame (see `CopyOnWrite`).
-    init(client: NetworkClient, epoch: SessionEpoch, skipping skippedLayers: Set<InterceptorLayer>) {
+    init(
+        client: NetworkClient, epoch: SessionEpoch, skipping skippedLayers: Set<InterceptorLayer>,
+        decodeAhead: (@Sendable (HTTPResponse, JSONDecoder) -> Void)? = nil
+    ) {
         fields = CopyOnWrite(
             Fields(
                 envelope: client.configuration.envelope, redactor: client.configuration.redactor,
-                decoder: client.decodingContext.decoder, owner: client, epoch: epoch, skippedLayers: skippedLayers))
+                decoder: client.decodingContext.decoder, owner: client, epoch: epoch, skippedLayers: skippedLayers,
+                decodeAhead: decodeAhead))
     }
 
     /// The business code of a response whose body is an envelope in ``envelope``'s format, as
     /// the client decodes it, or `nil` when the body is not one, or its success flag (when the
     /// format has one) says the call succeeded.
+    ///
+    /// The body is read once for every layer that asks and for the client's own checks. When
+    /// the request's endpoint decodes an envelope with the client's decoder (`.envelope`) and
+    /// the client would accept the answer (its status and media type), the envelope is decoded
+    /// here, payload included, and the endpoint's decoding uses it rather than reading the body
+    /// again.
     /// - Parameter response: The response.
     /// - Returns: The code.
     public func businessCode(in response: HTTPResponse) -> BusinessCode? {
-        response.envelope(decoder).failureCode
+        // An answer the client will decode: its envelope now, for this layer and the decoding.
+        if let decodeAhead = fields.value.decodeAhead, owner.validation.accepts(response) {
+            decodeAhead(response, decoder)
+        }
+        return response.envelope(decoder).failureCode
     }
 
     /// The client sending this request, for a request of the layer's own: requests sent through

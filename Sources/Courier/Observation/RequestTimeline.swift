@@ -28,7 +28,9 @@ public struct RequestTimeline: Sendable, CustomReflectable {
     public var sharedTransfer: SharedTransferRole?
     /// How long checking and decoding answers took, also when the check failed (for
     /// ``NetworkClient/updates(for:)``, the stored answer's and the network's together); `nil`
-    /// when none was checked.
+    /// when none was checked. An envelope that a layer asked the code of (the session's layer
+    /// with business codes, a clock correction) was decoded then, for the layer and the caller
+    /// at once: that time is the attempt's, not this.
     public var decoding: Duration?
     /// From the call until the answer was decoded or the request failed.
     public var total: Duration

@@ -32,7 +32,9 @@ public struct ClockCorrection: Sendable, Hashable {
         /// The `Date` header (`Sun, 06 Nov 1994 08:49:37 GMT`).
         case dateHeader
         /// A number in the JSON body at this key or dotted path: Unix time in seconds, or in
-        /// milliseconds when it is above 100,000,000,000.
+        /// milliseconds when it is above 100,000,000,000. The key is matched as the client's
+        /// decoder matches keys, as the envelope's are: with `.convertFromSnakeCase`, write
+        /// `serverTime` for a body's `server_time`.
         case field(String)
     }
 
@@ -111,10 +113,10 @@ public struct ClockCorrection: Sendable, Hashable {
             return response.headers["Date"].flatMap { HTTPDate.parse($0) }
         case .field(let key):
             // The client's view looks for the key already; a layer outside a client reads it now.
-            var view = response.envelope(decoder)
+            var view = response.envelope(decoder, whole: true)
             if !view.numberKeys.contains(key) {
                 view = EnvelopeView.read(
-                    response.body, with: decoder.copy(addingUserInfo: [.envelopeNumberKeys: [key]]))
+                    response.body, with: decoder.copy(addingUserInfo: [.envelopeNumberKeys: Set([key])]))
             }
             guard let value = view.number(at: key), value.isFinite, value > 0 else { return nil }
             return Date(timeIntervalSince1970: value > 100_000_000_000 ? value / 1000 : value)

@@ -34,41 +34,6 @@ import Testing
         #expect(codes == [nil, nil, nil, 99, -7, BusinessCode(Int.max), nil, 12, "A0001"])
     }
 
-    @Test("an answer's body is read once, however many ask; its copies share the reading")
-    func readOnce() {
-        let decoder = Self.decoder()
-        let response = HTTPResponse.json(#"{"code":99,"msg":"log in"}"#)
-        let copy = response
-        #expect(response.envelope(decoder).failureCode == 99)
-        #expect(copy.envelope(decoder).message == "log in")
-        #expect(response.envelopeIfRead(decoder)?.code == 99)
-        #expect(decoder.reads.withLock { $0 } == 1)
-    }
-
-    @Test("a changed body is read again, and its copy keeps the first body's reading")
-    func changedBody() {
-        let decoder = Self.decoder()
-        var response = HTTPResponse.json(#"{"code":99}"#)
-        let before = response
-        #expect(response.envelope(decoder).code == 99)
-        response.body = Data(#"{"code":7}"#.utf8)
-        #expect(response.envelopeIfRead(decoder) == nil)
-        #expect(response.envelope(decoder).code == 7)
-        #expect(before.envelope(decoder).code == 99)
-        #expect(decoder.reads.withLock { $0 } == 2)
-    }
-
-    @Test("another decoder reads the body for itself")
-    func otherDecoder() {
-        let first = Self.decoder()
-        let second = Self.decoder(EnvelopeFormat(codeKey: "result"))
-        let response = HTTPResponse.json(#"{"code":99,"result":5}"#)
-        #expect(response.envelope(first).code == 99)
-        #expect(response.envelope(second).code == 5)
-        #expect(first.reads.withLock { $0 } == 1)
-        #expect(second.reads.withLock { $0 } == 1)
-    }
-
     @Test("with a success flag, a success has no failing code; without one, the code is it")
     func failureCode() {
         let flagged = Self.decoder(EnvelopeFormat(successKey: "ok"))

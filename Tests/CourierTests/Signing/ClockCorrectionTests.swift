@@ -21,7 +21,10 @@ import Testing
     /// tells its time in the `Date` header and in `serverTime` (milliseconds). Both clocks are
     /// `clock`, the device's `deviceClockOff` from it, so no time passes between the signing
     /// and the check however slow the machine.
-    static func backend(clock: ManualClock, clockCorrection: ClockCorrection?, deviceClockOff: TimeInterval) throws
+    /// With `wrapped`, the signing layer is inside a layer of the app's own.
+    static func backend(
+        clock: ManualClock, clockCorrection: ClockCorrection?, deviceClockOff: TimeInterval, wrapped: Bool = false
+    ) throws
         -> (server: LoopbackServer, client: NetworkClient)
     {
         let server = try LoopbackServer()
@@ -30,7 +33,8 @@ import Testing
             now: { clock.now.addingTimeInterval(deviceClockOff) })
         let client = NetworkClient(
             configuration: .init(
-                baseURL: server.baseURL.appendingPathComponent("v1/"), interceptors: [layer],
+                baseURL: server.baseURL.appendingPathComponent("v1/"),
+                interceptors: [wrapped ? Wrapping(inner: layer) : layer],
                 transport: TestTransport.make()))
         server.route("/v1/orders", method: .post) { request in
             let now = clock.now
@@ -71,6 +75,28 @@ import Testing
         #expect(backend.server.requests.count == 3, "the next one is right the first time")
         let next = backend.server.requests.last.flatMap { TimeInterval($0.form["timestamp"] ?? "") }
         #expect(next == serverNow, "signed with the server's time at once")
+    }
+
+    /// A layer of the app's own that hands each request to another layer.
+    struct Wrapping: Interceptor {
+        let inner: any Interceptor
+        var layer: InterceptorLayer { "wrapping" }
+        func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
+            -> HTTPResponse
+        {
+            try await inner.intercept(request, context: context, next: next)
+        }
+    }
+
+    @Test("a signing layer inside a layer of the app's own still reads the server's time from the body")
+    func wrappedFieldCorrected() async throws {
+        let clock = ManualClock()
+        let backend = try Self.backend(
+            clock: clock, clockCorrection: ClockCorrection(codes: [1001], serverTime: .field("serverTime")),
+            deviceClockOff: -3600, wrapped: true)
+        defer { backend.server.stop() }
+        #expect(try await Self.place(backend.client) == "placed")
+        #expect(backend.server.requests.count == 2, "refused, then signed again")
     }
 
     @Test("without a correction, or with the refusal's code not named, the refusal is the caller's")
