@@ -7,8 +7,8 @@ import Foundation
 ///
 /// It is read with the client's decoder (whose `userInfo` holds the envelope format), so its
 /// code is the code ``BaseModel`` decodes, and once per answer: the answer keeps it beside its
-/// body (see ``BodyReading``), or it is taken from the envelope the endpoint decoded. A body that is empty, larger than 8 MB or not a JSON
-/// object reads as a view with nothing in it.
+/// body (see ``BodyReading``), or it is taken from the envelope the endpoint decoded. A body
+/// that is empty, larger than 8 MB or not a JSON object reads as a view with nothing in it.
 package struct EnvelopeView: Sendable {
     /// The code at the format's code key, whatever its success flag says.
     var code: BusinessCode?
