@@ -424,8 +424,9 @@ public actor NetworkClient {
         // Nothing of an answer that arrives after the request's scope ended is kept: a download
         // is not moved into place, and no value is made; one made while it ended is discarded.
         let finishing: @Sendable (HTTPResponse) throws -> Value = { response in
-            // An envelope a layer decoded ahead is the first caller's to take, or nobody's: a
-            // shared answer's other callers do not keep it alive.
+            // An envelope a layer decoded ahead is taken by this caller's decoding, or dropped
+            // once it finished: a shared answer's other callers do not keep it alive (one of
+            // them finishing first costs the taker a decoding of its own).
             defer { response.forgetDecodedAhead() }
             try scope.check("its answer arrived")
             let value = try finish(response)

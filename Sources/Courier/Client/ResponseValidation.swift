@@ -52,9 +52,7 @@ struct ResponseValidation: Sendable {
         let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
         var error = NetworkError(.httpStatus, "The server answered \(response.status) (\(reason)).")
             .answered(by: response)
-        var view = response.envelope(decoder)
-        // Without a code, the older fields: a view taken from a decoded envelope lacks them.
-        if view.code == nil, !view.isWhole { view = response.envelope(decoder, whole: true) }
+        let view = response.envelope(decoder)
         // An envelope of the client's format first: its `data` may well be called `content`.
         if let code = view.code {
             error.businessCode = code

@@ -9,7 +9,7 @@ import Foundation
 struct BodyReading: Sendable {
     /// The decoder that read; another decoder reads for itself.
     let decoder: JSONDecoder
-    /// The view, once read or taken from a decoded envelope.
+    /// The view, once read.
     var view: EnvelopeView?
     /// The envelope decoded ahead: the `BaseModel` type it was decoded as, and the outcome.
     var ahead: (type: ObjectIdentifier, outcome: Result<any Sendable, NetworkError>)?
@@ -17,11 +17,9 @@ struct BodyReading: Sendable {
 
 extension HTTPResponse {
     /// The envelope view of the body as `decoder` reads it: read the first time it is asked for
-    /// (or taken from the envelope the endpoint's decoding decoded), then kept with the answer.
-    /// With `whole`, a view taken from a decoded envelope is read again for the fields it lacks
-    /// (an error body's, the clock's number).
-    package func envelope(_ decoder: JSONDecoder, whole: Bool = false) -> EnvelopeView {
-        if let view = envelopeIfRead(decoder), view.isWhole || !whole { return view }
+    /// (or with the envelope the endpoint's decoding decoded), then kept with the answer.
+    package func envelope(_ decoder: JSONDecoder) -> EnvelopeView {
+        if let view = envelopeIfRead(decoder) { return view }
         let view = EnvelopeView.read(body, with: decoder)
         bodyReading.withLock { reading in
             if reading?.decoder !== decoder { reading = BodyReading(decoder: decoder) }
@@ -31,18 +29,18 @@ extension HTTPResponse {
     }
 
     /// The envelope view as `decoder` read it already, or `nil` when nobody asked yet.
-    func envelopeIfRead(_ decoder: JSONDecoder) -> EnvelopeView? {
+    package func envelopeIfRead(_ decoder: JSONDecoder) -> EnvelopeView? {
         bodyReading.withLock { reading in reading?.decoder === decoder ? reading?.view : nil }
     }
 
-    /// The body as an envelope of `T`, decoded by `decode` (with `decoder`), or as a layer had it
-    /// decoded already (see ``decodeAhead(_:by:decode:)``). With `keepingView` (`decoder` is the
-    /// client's), its code and message are kept for the answer's later readers (the timeline,
+    /// The body as an envelope of `T` decoded with `decoder`, or as a layer had it decoded
+    /// already (see ``decodeAhead(_:by:)``). With `keepingView` (`decoder` is the client's), the
+    /// view is read in the same pass and kept for the answer's later readers (the timeline,
     /// ``Reply/message``).
-    func envelope<T>(
-        _ type: BaseModel<T>.Type, by decoder: JSONDecoder, keepingView: Bool,
-        decode: () throws(NetworkError) -> BaseModel<T>
-    ) throws(NetworkError) -> BaseModel<T> {
+    /// - Throws: ``NetworkError/Code/decodingFailed``, as ``decodeJSON(_:from:_:)`` does.
+    func envelope<T>(_ type: BaseModel<T>.Type, by decoder: JSONDecoder, keepingView: Bool) throws(NetworkError)
+        -> BaseModel<T>
+    {
         let taken: Result<BaseModel<T>, NetworkError>? = bodyReading.withLock { reading in
             guard reading?.decoder === decoder, let ahead = reading?.ahead, ahead.type == ObjectIdentifier(type)
             else { return nil }
@@ -54,42 +52,33 @@ extension HTTPResponse {
             }
         }
         if let taken { return try taken.get() }
-        let envelope = try decode()
-        guard keepingView, body.count <= EnvelopeView.largestBody else { return envelope }
-        bodyReading.withLock { reading in
-            // Another decoder's reading is left as it is.
-            if reading == nil { reading = BodyReading(decoder: decoder) }
-            if reading?.decoder === decoder, reading?.view == nil {
-                reading?.view = EnvelopeView(envelope, decodedBy: decoder)
-            }
+        guard keepingView, body.count <= EnvelopeView.largestBody, envelopeIfRead(decoder) == nil else {
+            return try decodeJSON(type, from: body, decoder)
         }
-        return envelope
+        let (outcome, view) = decodedWithView(type, by: decoder)
+        bodyReading.withLock { reading in
+            if reading == nil { reading = BodyReading(decoder: decoder) }
+            if reading?.decoder === decoder, reading?.view == nil { reading?.view = view }
+        }
+        return try outcome.get()
     }
 
-    /// Decodes the body as an envelope of `T` with `decode` (with `decoder`) before the endpoint's
-    /// decoding asks, for a layer that needs its code: the view is taken from it, and the
-    /// decoding takes the envelope (``envelope(_:by:keepingView:decode:)``), so the body is read
-    /// once for both. Nothing is done when the body is empty or larger than a view reads
-    /// (``EnvelopeView/largestBody``), or was read by `decoder` already.
-    func decodeAhead<T>(
-        _ type: BaseModel<T>.Type, by decoder: JSONDecoder, decode: () throws(NetworkError) -> BaseModel<T>
-    ) {
+    /// Decodes the body as an envelope of `T` with `decoder`, and its view in the same pass,
+    /// before the endpoint's decoding asks, for a layer that needs the code: the decoding then
+    /// takes the envelope (``envelope(_:by:keepingView:)``), so the body is read once for both.
+    /// Nothing is done when the body is empty or larger than a view reads
+    /// (``EnvelopeView/largestBody``), when `decoder` read it already, or when another decoder
+    /// did.
+    func decodeAhead<T>(_ type: BaseModel<T>.Type, by decoder: JSONDecoder) {
         guard !body.isEmpty, body.count <= EnvelopeView.largestBody,
             bodyReading.withLock({ $0 == nil || ($0?.decoder === decoder && $0?.view == nil && $0?.ahead == nil) })
         else { return }
-        let outcome: Result<BaseModel<T>, NetworkError>
-        do throws(NetworkError) {
-            outcome = .success(try decode())
-        } catch {
-            outcome = .failure(error)
-        }
+        let (outcome, view) = decodedWithView(type, by: decoder)
         bodyReading.withLock { reading in
             if reading == nil { reading = BodyReading(decoder: decoder) }
             guard reading?.decoder === decoder, reading?.ahead == nil else { return }
             reading?.ahead = (ObjectIdentifier(type), outcome.map { $0 })
-            if case .success(let envelope) = outcome, reading?.view == nil {
-                reading?.view = EnvelopeView(envelope, decodedBy: decoder)
-            }
+            if reading?.view == nil { reading?.view = view }
         }
     }
 
@@ -97,5 +86,32 @@ extension HTTPResponse {
     /// another type).
     func forgetDecodedAhead() {
         bodyReading.withLock { $0?.ahead = nil }
+    }
+
+    /// The body as an envelope of `T`, and its view, from one pass of `decoder`.
+    private func decodedWithView<T>(_ type: BaseModel<T>.Type, by decoder: JSONDecoder) -> (
+        Result<BaseModel<T>, NetworkError>, EnvelopeView
+    ) {
+        do {
+            let both = try decoder.decode(EnvelopeAndView<T>.self, from: JSONBytes.forDecoding(body, with: decoder))
+            return (both.envelope.mapError { decodingFailure($0, decoding: type, body: body) }, both.view)
+        } catch {
+            // Not JSON at all: nothing for the view either.
+            return (
+                .failure(decodingFailure(error, decoding: type, body: body)), EnvelopeView.read(Data(), with: decoder)
+            )
+        }
+    }
+}
+
+/// An envelope of `T` and the view of the same body, decoded in one pass: each on its own, so
+/// an envelope that does not decode still leaves its view.
+private struct EnvelopeAndView<T: Decodable & Sendable>: Decodable {
+    let envelope: Result<BaseModel<T>, any Error>
+    let view: EnvelopeView
+
+    init(from decoder: any Decoder) throws {
+        envelope = Result { try BaseModel<T>(from: decoder) }
+        view = EnvelopeView(from: decoder)
     }
 }

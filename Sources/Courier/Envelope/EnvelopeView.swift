@@ -6,12 +6,13 @@ import Foundation
 /// and the numbers the signing layer's clock correction asks for.
 ///
 /// It is read with the client's decoder (whose `userInfo` holds the envelope format), so its
-/// code is the code ``BaseModel`` decodes, and once per answer: the answer keeps it beside its
-/// body (see ``BodyReading``), or it is taken from the envelope the endpoint decoded. A body
-/// that is empty, larger than 8 MB or not a JSON object reads as a view with nothing in it.
+/// code is the code ``BaseModel`` decodes. The answer keeps it beside its body (see
+/// ``BodyReading``); the endpoint's envelope, when decoded with the client's decoder, is decoded
+/// in the same pass. A body that is empty, larger than 8 MB or not a JSON object reads as a view
+/// with nothing in it.
 package struct EnvelopeView: Sendable {
     /// The code at the format's code key, whatever its success flag says.
-    var code: BusinessCode?
+    package var code: BusinessCode?
     /// The code that fails a call as ``BaseModel`` judges it: the code, unless the format has a
     /// success flag that says the call succeeded. `nil` when the body is not an envelope in the
     /// format or carries no code.
@@ -25,9 +26,6 @@ package struct EnvelopeView: Sendable {
     var numbers: [String: Double] = [:]
     /// The keys the numbers were looked for at, found or not.
     var numberKeys: Set<String> = []
-    /// Whether the view was read from the body, with every field; `false` for one taken from
-    /// an envelope decoded for its payload, which has only the code and the message.
-    var isWhole = true
 
     /// An older backend's error body: `{"errorCode": …, "errorDescription": …, "content": …}`.
     struct ErrorFields: Sendable {
@@ -42,22 +40,37 @@ package struct EnvelopeView: Sendable {
     /// The view of `body` as `decoder` reads it.
     static func read(_ body: Data, with decoder: JSONDecoder) -> EnvelopeView {
         guard !body.isEmpty, body.count <= largestBody,
-            let view = try? decoder.decode(Decoded.self, from: JSONBytes.forDecoding(body, with: decoder))
+            let read = try? decoder.decode(Decoded.self, from: JSONBytes.forDecoding(body, with: decoder))
         else { return EnvelopeView(numberKeys: decoder.userInfo[.envelopeNumberKeys] as? Set<String> ?? []) }
-        return view.view
+        return read.view
     }
 
-    /// The code and message of an envelope decoded with `decoder` (which holds its format): what
-    /// ``read(_:with:)`` would read of them, without reading the body again.
-    package init<T>(_ envelope: BaseModel<T>, decodedBy decoder: JSONDecoder) {
-        let hasFlag = (decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard).successKey != nil
-        code = envelope.code
-        failureCode = hasFlag && envelope.isSuccess ? nil : envelope.code
-        message = envelope.message
-        isWhole = false
+    /// The view of what `decoder` decodes, each field on its own, so one that does not read
+    /// leaves the others; a view with nothing in it when that is not a JSON object.
+    init(from decoder: any Decoder) {
+        let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
+        numberKeys = decoder.userInfo[.envelopeNumberKeys] as? Set<String> ?? []
+        guard let root = try? decoder.container(keyedBy: EnvelopeKey.self) else { return }
+        code = (try? root.value(BusinessCode.self, at: format.codeKey)) ?? nil
+        if let successKey = format.successKey, (try? root.value(Bool.self, at: successKey)) == true {
+            failureCode = nil
+        } else {
+            failureCode = code
+        }
+        message = (try? root.value(String.self, at: format.messageKey)) ?? nil
+        let legacy = ["errorCode", "errorDescription", "content"].map(EnvelopeKey.init)
+        if legacy.contains(where: { root.contains($0) && (try? root.decodeNil(forKey: $0)) == false }) {
+            errorFields = ErrorFields(
+                errorCode: (try? root.decodeIfPresent(BusinessCode.self, forKey: legacy[0])) ?? nil,
+                errorDescription: (try? root.decodeIfPresent(String.self, forKey: legacy[1])) ?? nil,
+                content: (try? root.decodeIfPresent(String.self, forKey: legacy[2])) ?? nil)
+        }
+        for key in numberKeys {
+            if let number = (try? root.value(Double.self, at: key)) ?? nil { numbers[key] = number }
+        }
     }
 
-    private init(numberKeys: Set<String> = []) {
+    private init(numberKeys: Set<String>) {
         self.numberKeys = numberKeys
     }
 
@@ -65,34 +78,10 @@ package struct EnvelopeView: Sendable {
     /// to look there (see ``numberKeys``).
     func number(at key: String) -> Double? { numbers[key] }
 
-    /// Reads the view: each field on its own, so one that does not read leaves the others.
+    /// The view as a `Decodable`, for ``read(_:with:)``.
     private struct Decoded: Decodable {
         let view: EnvelopeView
-
-        init(from decoder: any Decoder) throws {
-            let format = decoder.userInfo[.envelopeFormat] as? EnvelopeFormat ?? .standard
-            let root = try decoder.container(keyedBy: EnvelopeKey.self)
-            var view = EnvelopeView()
-            view.code = (try? root.value(BusinessCode.self, at: format.codeKey)) ?? nil
-            if let successKey = format.successKey, (try? root.value(Bool.self, at: successKey)) == true {
-                view.failureCode = nil
-            } else {
-                view.failureCode = view.code
-            }
-            view.message = (try? root.value(String.self, at: format.messageKey)) ?? nil
-            let legacy = ["errorCode", "errorDescription", "content"].map(EnvelopeKey.init)
-            if legacy.contains(where: { root.contains($0) && (try? root.decodeNil(forKey: $0)) == false }) {
-                view.errorFields = ErrorFields(
-                    errorCode: (try? root.decodeIfPresent(BusinessCode.self, forKey: legacy[0])) ?? nil,
-                    errorDescription: (try? root.decodeIfPresent(String.self, forKey: legacy[1])) ?? nil,
-                    content: (try? root.decodeIfPresent(String.self, forKey: legacy[2])) ?? nil)
-            }
-            view.numberKeys = decoder.userInfo[.envelopeNumberKeys] as? Set<String> ?? []
-            for key in view.numberKeys {
-                if let number = (try? root.value(Double.self, at: key)) ?? nil { view.numbers[key] = number }
-            }
-            self.view = view
-        }
+        init(from decoder: any Decoder) { view = EnvelopeView(from: decoder) }
     }
 }
 

@@ -77,11 +77,7 @@ extension ResponseDecoding where Response: Decodable {
     /// ``NetworkError/Code/business`` with the code and message.
     public static var envelope: Self {
         var decoding = envelope(keepingView: true) { $0.decoder }
-        decoding.decodeAhead = { response, decoder in
-            response.decodeAhead(BaseModel<Response>.self, by: decoder) { () throws(NetworkError) in
-                try decodeJSON(BaseModel<Response>.self, from: response.body, decoder)
-            }
-        }
+        decoding.decodeAhead = { response, decoder in response.decodeAhead(BaseModel<Response>.self, by: decoder) }
         return decoding
     }
 
@@ -117,10 +113,7 @@ extension ResponseDecoding where Response: Decodable {
             let envelope: BaseModel<Response>
             do throws(NetworkError) {
                 let decoder = decoder(context)
-                envelope = try response.envelope(BaseModel<Response>.self, by: decoder, keepingView: keepingView) {
-                    () throws(NetworkError) in
-                    try decodeJSON(BaseModel<Response>.self, from: response.body, decoder)
-                }
+                envelope = try response.envelope(BaseModel<Response>.self, by: decoder, keepingView: keepingView)
             } catch {
                 throw Self.explainingMissingEnvelope(error, format: context.envelope)
             }
@@ -256,23 +249,28 @@ enum JSONBytes {
 
 /// Decodes JSON, turning a `DecodingError` into ``NetworkError/Code/decodingFailed`` that names
 /// the type, the coding path and a snippet of the body.
-private func decodeJSON<T: Decodable>(_ type: T.Type, from body: Data, _ decoder: JSONDecoder)
+func decodeJSON<T: Decodable>(_ type: T.Type, from body: Data, _ decoder: JSONDecoder)
     throws(NetworkError) -> T
 {
     do {
         return try decoder.decode(type, from: JSONBytes.forDecoding(body, with: decoder))
     } catch {
-        let typeName = String(describing: T.self)
-        var failure = NetworkError(.decodingFailed, "The body could not be decoded as \(typeName).", underlying: error)
-        failure.body = body
-        if let decodingError = error as? DecodingError {
-            let (path, detail) = describe(decodingError)
-            failure.codingPath = path
-            failure.message =
-                "The body could not be decoded as \(typeName) at \(path.isEmpty ? "the top level" : path): \(detail)"
-        }
-        throw failure
+        throw decodingFailure(error, decoding: T.self, body: body)
     }
+}
+
+/// The ``NetworkError/Code/decodingFailed`` for `error`, thrown decoding `body` as `type`.
+func decodingFailure<T>(_ error: any Error, decoding type: T.Type, body: Data) -> NetworkError {
+    let typeName = String(describing: T.self)
+    var failure = NetworkError(.decodingFailed, "The body could not be decoded as \(typeName).", underlying: error)
+    failure.body = body
+    if let decodingError = error as? DecodingError {
+        let (path, detail) = describe(decodingError)
+        failure.codingPath = path
+        failure.message =
+            "The body could not be decoded as \(typeName) at \(path.isEmpty ? "the top level" : path): \(detail)"
+    }
+    return failure
 }
 
 /// The coding path (`data.items[2].title`) and a short reason for a `DecodingError`.

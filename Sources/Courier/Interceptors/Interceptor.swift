@@ -129,15 +129,18 @@ public struct InterceptorContext: Sendable {
     /// format has one) says the call succeeded.
     ///
     /// The body is read once for every layer that asks and for the client's own checks. When
-    /// the request's endpoint decodes an envelope with the client's decoder (`.envelope`) and
-    /// the client would accept the answer (its status and media type), the envelope is decoded
-    /// here, payload included, and the endpoint's decoding uses it rather than reading the body
-    /// again.
+    /// the request's endpoint decodes an envelope with the client's decoder (`.envelope`), the
+    /// client would accept the answer (its status and media type, a body of at most 8 MB), and
+    /// the request is still wanted (not cancelled, its session not ended), the first layer to
+    /// ask has the envelope decoded, payload included, in that same pass, and the endpoint's
+    /// decoding uses it rather than reading the body again.
     /// - Parameter response: The response.
     /// - Returns: The code.
     public func businessCode(in response: HTTPResponse) -> BusinessCode? {
         // An answer the client will decode: its envelope now, for this layer and the decoding.
-        if let decodeAhead = fields.value.decodeAhead, owner.validation.accepts(response) {
+        if let decodeAhead = fields.value.decodeAhead, !Task.isCancelled, epoch.isCurrent,
+            owner.validation.accepts(response)
+        {
             decodeAhead(response, decoder)
         }
         return response.envelope(decoder).failureCode

@@ -113,7 +113,7 @@ public struct ClockCorrection: Sendable, Hashable {
             return response.headers["Date"].flatMap { HTTPDate.parse($0) }
         case .field(let key):
             // The client's view looks for the key already; a layer outside a client reads it now.
-            var view = response.envelope(decoder, whole: true)
+            var view = response.envelope(decoder)
             if !view.numberKeys.contains(key) {
                 view = EnvelopeView.read(
                     response.body, with: decoder.copy(addingUserInfo: [.envelopeNumberKeys: Set([key])]))

@@ -69,10 +69,13 @@ extension NetworkClient {
         // reader's).
         request = observing(request)
         let method = request.method
+        // A stream's answer is never decoded as the endpoint's `Response`: nothing ahead.
+        var streamed = endpoint.sharingIdenticalRequests(false)
+        streamed.decoding.decodeAhead = nil
         do {
             let scope = try await scope(of: entry, in: epoch, request)
             let response = try await perform(
-                request, of: endpoint.sharingIdenticalRequests(false), in: scope,
+                request, of: streamed, in: scope,
                 discard: { $0.streamedBody?.cancel(NetworkError(.cancelled, "The stream's session ended.")) },
                 finish: { $0 })
             let body: ResponseBodyStream

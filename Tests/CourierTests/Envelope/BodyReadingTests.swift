@@ -85,8 +85,8 @@ import Testing
         let error = #expect(throws: NetworkError.self) { try decoding.decode(response, Self.context(decoder)) }
         #expect(error?.code == .decodingFailed)
         #expect(error?.codingPath == "data")
-        // One read for the envelope, one for the view it could not give.
-        #expect(decoder.reads.withLock { $0 } == 2)
+        // The view was read in the same pass as the envelope that failed.
+        #expect(decoder.reads.withLock { $0 } == 1)
     }
 
     @Test("an envelope decoded ahead as another type is left to that type's decoding")
@@ -99,16 +99,25 @@ import Testing
         #expect(decoder.reads.withLock { $0 } == 2)
     }
 
-    @Test("a view taken from a decoded envelope is read whole when an error body's fields are wanted")
-    func wholeView() {
+    @Test("the clock's number and an error body's fields come from the same pass as the envelope")
+    func sameView() {
         let decoder = EnvelopeViewTests.decoder(numbersAt: ["serverTime"])
-        let response = HTTPResponse.json(#"{"code":1001,"msg":"late","serverTime":1700000000,"data":null}"#)
+        let response = HTTPResponse.json(
+            #"{"code":1001,"msg":"late","serverTime":1700000000,"errorDescription":"old","data":null}"#)
         ResponseDecoding<[Int]>.envelope.decodeAhead?(response, decoder)
-        #expect(response.envelope(decoder).isWhole == false)
         #expect(response.envelope(decoder).failureCode == 1001)
-        #expect(response.envelope(decoder, whole: true).number(at: "serverTime") == 1_700_000_000)
-        #expect(response.envelope(decoder).isWhole)
-        #expect(decoder.reads.withLock { $0 } == 2)
+        #expect(response.envelope(decoder).number(at: "serverTime") == 1_700_000_000)
+        #expect(response.envelope(decoder).errorFields?.errorDescription == "old")
+        #expect(decoder.reads.withLock { $0 } == 1)
+    }
+
+    @Test("an endpoint's own decoder reads for itself and leaves the answer's reading to the client")
+    func ownDecoder() throws {
+        let response = HTTPResponse.json(#"{"code":0,"data":[1]}"#)
+        let decoding = ResponseDecoding<[Int]>.envelope(using: JSONDecoder())
+        #expect(decoding.decodeAhead == nil)
+        #expect(try decoding.decode(response, Self.context(EnvelopeViewTests.decoder())) == [1])
+        #expect(response.bodyReading.withLock { $0 == nil })
     }
 
     @Test("through a client with re-login codes, the payload is decoded once and the layer's code came with it")
@@ -124,8 +133,6 @@ import Testing
         let reply = try await client.reply(to: Endpoint<Counted>.get("one"))
         #expect(reply.value.id == 7)
         #expect(Counted.decodes.withLock { $0 } - before == 1)
-        // The session's layer read the code: from the envelope decoded for the payload.
-        #expect(reply.response.envelopeIfRead(client.decodingContext.decoder)?.isWhole == false)
         #expect(reply.message == "ok")
     }
 
@@ -173,6 +180,7 @@ import Testing
     func sharedLeft() async throws {
         let gate = Gate()
         let client = Self.client(body: Data(#"{"code":0,"data":{"id":7}}"#.utf8), gate: gate, userID: "ann")
+        let before = Counted.decodes.withLock { $0 }
         let left = Task { try await client.send(Endpoint<Counted>.get("me")) }
         await gate.arrivals(1)
         let staying = Task { try await client.reply(to: Endpoint<HTTPResponse>.get("me", decoding: .response)) }
@@ -189,7 +197,40 @@ import Testing
         let reply = try await staying.value
         #expect(reply.value.status == 200)
         #expect(reply.response.bodyReading.withLock { $0?.ahead == nil })
+        #expect(Counted.decodes.withLock { $0 } - before == 1, "the session's layer had it decoded ahead")
         #expect(await left.result.isFailure)
+    }
+
+    /// A layer that logs the session out once its answer is in: a logout at that `await`.
+    struct LoggingOut: Interceptor {
+        let session: Session
+        var layer: InterceptorLayer { "loggingOut" }
+        func intercept(_ request: HTTPRequest, context: InterceptorContext, next: InterceptorNext) async throws
+            -> HTTPResponse
+        {
+            let response = try await next(request)
+            try await session.logOut()
+            return response
+        }
+    }
+
+    @Test("an answer that arrives after a logout is not decoded ahead, nor given")
+    func loggedOutNotAhead() async throws {
+        let session = Session(
+            store: InMemoryTokenStore(credential: Credential(accessToken: "t", userID: "ann")), logInCodes: [99],
+            logIn: { _ in Credential(accessToken: "t") })
+        var configuration = NetworkClient.Configuration(
+            baseURL: URL(string: "https://api.example.com/")!,
+            transport: MockTransport { _ in .json(#"{"code":0,"data":{"id":7}}"#) })
+        configuration.session = session
+        configuration.interceptors = [LoggingOut(session: session)]
+        let client = NetworkClient(configuration: configuration)
+        let before = Counted.decodes.withLock { $0 }
+        let error = await #expect(throws: NetworkError.self) {
+            try await client.send(Endpoint<Counted>.get("me").sharingIdenticalRequests(false))
+        }
+        #expect(error?.code == .cancelled || error?.code == .sessionExpired)
+        #expect(Counted.decodes.withLock { $0 } == before)
     }
 }
 
