@@ -34,13 +34,9 @@ extension HTTPResponse {
     }
 
     /// The body as an envelope of `T` decoded with `decoder`, or as a layer had it decoded
-    /// already (see ``decodeAhead(_:by:)``). With `keepingView` (`decoder` is the client's), the
-    /// view is read in the same pass and kept for the answer's later readers (the timeline,
-    /// ``Reply/message``).
+    /// already (see ``decodeAhead(_:by:)``).
     /// - Throws: ``NetworkError/Code/decodingFailed``, as ``decodeJSON(_:from:_:)`` does.
-    func envelope<T>(_ type: BaseModel<T>.Type, by decoder: JSONDecoder, keepingView: Bool) throws(NetworkError)
-        -> BaseModel<T>
-    {
+    func envelope<T>(_ type: BaseModel<T>.Type, by decoder: JSONDecoder) throws(NetworkError) -> BaseModel<T> {
         let taken: Result<BaseModel<T>, NetworkError>? = bodyReading.withLock { reading in
             guard reading?.decoder === decoder, let ahead = reading?.ahead, ahead.type == ObjectIdentifier(type)
             else { return nil }
@@ -52,20 +48,12 @@ extension HTTPResponse {
             }
         }
         if let taken { return try taken.get() }
-        guard keepingView, body.count <= EnvelopeView.largestBody, envelopeIfRead(decoder) == nil else {
-            return try decodeJSON(type, from: body, decoder)
-        }
-        let (outcome, view) = decodedWithView(type, by: decoder)
-        bodyReading.withLock { reading in
-            if reading == nil { reading = BodyReading(decoder: decoder) }
-            if reading?.decoder === decoder, reading?.view == nil { reading?.view = view }
-        }
-        return try outcome.get()
+        return try decodeJSON(type, from: body, decoder)
     }
 
     /// Decodes the body as an envelope of `T` with `decoder`, and its view in the same pass,
     /// before the endpoint's decoding asks, for a layer that needs the code: the decoding then
-    /// takes the envelope (``envelope(_:by:keepingView:)``), so the body is read once for both.
+    /// takes the envelope (``envelope(_:by:)``), so the body is read once for both.
     /// Nothing is done when the body is empty or larger than a view reads
     /// (``EnvelopeView/largestBody``), when `decoder` read it already, or when another decoder
     /// did.

@@ -7,9 +7,9 @@ import Foundation
 ///
 /// It is read with the client's decoder (whose `userInfo` holds the envelope format), so its
 /// code is the code ``BaseModel`` decodes. The answer keeps it beside its body (see
-/// ``BodyReading``); the endpoint's envelope, when decoded with the client's decoder, is decoded
-/// in the same pass. A body that is empty, larger than 8 MB or not a JSON object reads as a view
-/// with nothing in it.
+/// ``BodyReading``); when a layer asks for it before the endpoint's envelope is decoded, the
+/// envelope is decoded in the same pass. A body that is empty, larger than 8 MB or not a JSON
+/// object reads as a view with nothing in it.
 package struct EnvelopeView: Sendable {
     /// The code at the format's code key, whatever its success flag says.
     package var code: BusinessCode?

@@ -19,7 +19,7 @@ public struct ResponseDecoding<Response: Sendable>: Sendable {
     /// For an envelope decoded with the client's decoder: decodes an answer's envelope ahead of
     /// ``decode``, when a layer asks for its code, so the body is read once for both (see
     /// ``HTTPResponse/decodeAhead(_:by:decode:)``).
-    var decodeAhead: (@Sendable (HTTPResponse, JSONDecoder) -> Void)? = nil
+    package var decodeAhead: (@Sendable (HTTPResponse, JSONDecoder) -> Void)? = nil
 }
 
 /// What decoding needs from the client.
@@ -76,7 +76,7 @@ extension ResponseDecoding where Response: Decodable {
     /// The body is an envelope; its payload is returned, and a failing code throws
     /// ``NetworkError/Code/business`` with the code and message.
     public static var envelope: Self {
-        var decoding = envelope(keepingView: true) { $0.decoder }
+        var decoding = envelope { $0.decoder }
         decoding.decodeAhead = { response, decoder in response.decodeAhead(BaseModel<Response>.self, by: decoder) }
         return decoding
     }
@@ -87,7 +87,7 @@ extension ResponseDecoding where Response: Decodable {
     /// - Returns: The decoding.
     public static func envelope(using decoder: JSONDecoder) -> Self {
         let snapshot = decoder.copy(addingUserInfo: [:])
-        return envelope(keepingView: false) { snapshot.copy(addingUserInfo: [.envelopeFormat: $0.envelope]) }
+        return envelope { snapshot.copy(addingUserInfo: [.envelopeFormat: $0.envelope]) }
     }
 
     /// The body is the `Response` as plain JSON, without an envelope.
@@ -103,17 +103,13 @@ extension ResponseDecoding where Response: Decodable {
         return json { snapshot.copy(addingUserInfo: [.envelopeFormat: $0.envelope]) }
     }
 
-    /// An envelope decoding with `decoder`; with `keepingView` (for the client's decoder), the
-    /// answer keeps the envelope's code and message for its later readers.
-    private static func envelope(
-        keepingView: Bool, decoder: @escaping @Sendable (DecodingContext) -> JSONDecoder
-    ) -> Self {
+    private static func envelope(decoder: @escaping @Sendable (DecodingContext) -> JSONDecoder) -> Self {
         Self(checksContentType: true) { (response, context) throws(NetworkError) in
             if response.body.isEmpty, let empty = emptyValue(Response.self) { return empty }
             let envelope: BaseModel<Response>
             do throws(NetworkError) {
                 let decoder = decoder(context)
-                envelope = try response.envelope(BaseModel<Response>.self, by: decoder, keepingView: keepingView)
+                envelope = try response.envelope(BaseModel<Response>.self, by: decoder)
             } catch {
                 throw Self.explainingMissingEnvelope(error, format: context.envelope)
             }
