@@ -17,7 +17,7 @@ struct BodyReading: Sendable {
 
 extension HTTPResponse {
     /// The envelope view of the body as `decoder` reads it: read the first time it is asked for
-    /// (or with the envelope the endpoint's decoding decoded), then kept with the answer.
+    /// (or in the same pass as an envelope a layer had decoded ahead), then kept with the answer.
     package func envelope(_ decoder: JSONDecoder) -> EnvelopeView {
         if let view = envelopeIfRead(decoder) { return view }
         let view = EnvelopeView.read(body, with: decoder)
