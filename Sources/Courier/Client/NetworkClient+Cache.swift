@@ -39,7 +39,7 @@ extension NetworkClient {
                     timeline = request.timeline
                     let scope = try await scope(of: entry, in: nil, request)
                     guard usesCache(endpoint), let cache = configuration.cache,
-                        let call = CachedCall(self, endpoint, request, cache, in: scope)
+                        let call = CachedCall(endpoint, request, cache, in: scope)
                     else {
                         let reply = try await networkReply(to: endpoint, request: request, in: scope)
                         timeline?.end(reply.response, decoder: decodingContext.decoder)
@@ -51,13 +51,13 @@ extension NetworkClient {
                     if let entry = stored {
                         let isStale = !call.isFresh(entry)
                         // The timeline's cache outcome is the network's answer's (a miss or a 304).
-                        if let reply = try await call.fromCache(entry, isStale: isStale, as: nil) {
+                        if let reply = try await fromCache(entry, of: call, isStale: isStale, as: nil) {
                             continuation.yield(reply)
                         } else {
                             stored = nil
                         }
                     }
-                    let reply = try await call.refreshed(stored: stored)
+                    let reply = try await refreshed(call, stored: stored)
                     timeline?.end(reply.response, decoder: decodingContext.decoder)
                     continuation.yield(reply)
                     continuation.finish()
@@ -76,7 +76,7 @@ extension NetworkClient {
     nonisolated func cachedReply<Response>(
         to endpoint: Endpoint<Response>, request: HTTPRequest, in scope: RequestScope
     ) async throws(NetworkError) -> Reply<Response> {
-        guard let cache = configuration.cache, let call = CachedCall(self, endpoint, request, cache, in: scope) else {
+        guard let cache = configuration.cache, let call = CachedCall(endpoint, request, cache, in: scope) else {
             return try await networkReply(to: endpoint, request: request, in: scope)
         }
         switch endpoint.cachePolicy.kind {
@@ -85,15 +85,15 @@ extension NetworkClient {
         case .cacheFirst, .http:
             var stored = await call.stored()
             if let entry = stored, call.isFresh(entry) {
-                if let reply = try await call.fromCache(entry, as: .hit) { return reply }
+                if let reply = try await fromCache(entry, of: call, as: .hit) { return reply }
                 stored = nil
             }
-            return try await call.refreshed(stored: stored)
+            return try await refreshed(call, stored: stored)
         case .staleWhileRevalidate:
             guard let stored = await call.stored(), case let isStale = !call.isFresh(stored),
-                let reply = try await call.fromCache(stored, isStale: isStale, as: isStale ? .stale : .hit)
+                let reply = try await fromCache(stored, of: call, isStale: isStale, as: isStale ? .stale : .hit)
             else {
-                return try await call.refreshed(stored: nil)
+                return try await refreshed(call, stored: nil)
             }
             if isStale {
                 // The refresh belongs to no caller: cancelling this one does not stop it
@@ -104,17 +104,17 @@ extension NetworkClient {
                 let refresh = call.within(RequestScope(epoch: scope.epoch, entry: entry))
                 Task.detached { [self] in
                     defer { finish(entry) }
-                    _ = try? await refresh.refreshed(stored: stored)
+                    _ = try? await refreshed(refresh, stored: stored)
                 }
             }
             return reply
         case .offlineFallback:
             do {
-                return try await call.refreshed(stored: await call.stored())
+                return try await refreshed(call, stored: await call.stored())
             } catch  where Self.isUnreachable(error) {
                 // Read again: what a purge (a logout) removed meanwhile is not shown.
                 if let stored = await call.stored(),
-                    let reply = try await call.fromCache(stored, isStale: true, as: .offlineFallback)
+                    let reply = try await fromCache(stored, of: call, isStale: true, as: .offlineFallback)
                 {
                     return reply
                 }
@@ -136,37 +136,32 @@ extension NetworkClient {
 }
 
 /// One request answered with the help of the cache: its endpoint, its cache ticket, and its
-/// scope (in flight, in the session's epoch).
-private struct CachedCall<Response: Sendable>: Sendable {
-    let client: NetworkClient
+/// scope (in flight, in the session's epoch). The client asks the cache and the network for it
+/// (``NetworkClient/refreshed(_:stored:)``); the call itself reaches neither.
+struct CachedCall<Response: Sendable>: Sendable {
     let endpoint: Endpoint<Response>
     private(set) var request: HTTPRequest
     let cache: ResponseCache
     let ticket: ResponseCache.Ticket
-    let scope: RequestScope
+    private(set) var scope: RequestScope
 
     /// The call, or `nil` when the request cannot be cached.
-    init?(
-        _ client: NetworkClient, _ endpoint: Endpoint<Response>, _ request: HTTPRequest, _ cache: ResponseCache,
-        in scope: RequestScope
-    ) {
+    init?(_ endpoint: Endpoint<Response>, _ request: HTTPRequest, _ cache: ResponseCache, in scope: RequestScope) {
         let variant = endpoint.skippedLayers.map(\.rawValue).sorted() + [String(reflecting: Response.self)]
         guard let ticket = cache.ticket(for: request, variant: variant, epoch: scope.epoch) else { return nil }
-        (self.client, self.endpoint, self.request, self.cache) = (client, endpoint, request, cache)
-        (self.ticket, self.scope) = (ticket, scope)
+        (self.endpoint, self.request, self.cache, self.ticket, self.scope) = (endpoint, request, cache, ticket, scope)
     }
 
-    private init(_ call: CachedCall, scope: RequestScope) {
-        (client, endpoint, request, cache, ticket) = (call.client, call.endpoint, call.request, call.cache, call.ticket)
-        // A refresh in the background is no caller's: it is not in the caller's timeline, nor
-        // its trace (a trace-context layer starts one of its own).
-        request.timeline = nil
-        request.chosenTrace = nil
-        self.scope = scope
+    /// The same call in another scope: a refresh in the background, registered on its own. It
+    /// is no caller's: it is not in the caller's timeline, nor its trace (a trace-context layer
+    /// starts one of its own).
+    func within(_ scope: RequestScope) -> CachedCall {
+        var call = self
+        call.request.timeline = nil
+        call.request.chosenTrace = nil
+        call.scope = scope
+        return call
     }
-
-    /// The same call in another scope: a refresh in the background, registered on its own.
-    func within(_ scope: RequestScope) -> CachedCall { CachedCall(self, scope: scope) }
 
     /// The entry stored for the request, if any.
     func stored() async -> CachedResponse? {
@@ -177,88 +172,95 @@ private struct CachedCall<Response: Sendable>: Sendable {
     func isFresh(_ entry: CachedResponse) -> Bool {
         cache.isFresh(entry, for: endpoint.cachePolicy)
     }
+}
 
-    /// A stored answer given without the network: decoded (see ``decoded(_:isStale:)``), and
-    /// refused once the request was cancelled, or the session left its epoch.
-    func fromCache(_ entry: CachedResponse, isStale: Bool = false, as outcome: RequestTimeline.CacheOutcome?)
-        async throws(NetworkError) -> Reply<Response>?
-    {
-        guard let reply = await decoded(entry, isStale: isStale) else { return nil }
-        try checkScope("the cache was read")
-        if let outcome { request.timeline?.cache(outcome) }
+/// What a conditional request brought: a new answer, or word that the stored one holds.
+private enum Revalidation<Response: Sendable>: Sendable {
+    case answered(Reply<Response>)
+    case notModified(HTTPResponse)
+}
+
+extension NetworkClient {
+    /// A stored answer given without the network: decoded (see ``decoded(_:of:isStale:isRevalidated:)``),
+    /// and refused once the request was cancelled, or the session left its epoch.
+    nonisolated func fromCache<Response>(
+        _ entry: CachedResponse, of call: CachedCall<Response>, isStale: Bool = false,
+        as outcome: RequestTimeline.CacheOutcome?
+    ) async throws(NetworkError) -> Reply<Response>? {
+        guard let reply = await decoded(entry, of: call, isStale: isStale) else { return nil }
+        try check(call, "the cache was read")
+        if let outcome { call.request.timeline?.cache(outcome) }
         return reply
     }
 
-    /// ``RequestScope/check(_:)``, the error described with the request.
-    private func checkScope(_ step: String) throws(NetworkError) {
-        do {
-            try scope.check(step)
-        } catch {
-            throw error.describing(request, redactor: client.configuration.redactor)
-        }
-    }
-
-    /// What a conditional request brought: a new answer, or word that the stored one holds.
-    private enum Revalidation: Sendable {
-        case answered(Reply<Response>)
-        case notModified(HTTPResponse)
-    }
-
-    /// The network's answer, stored under the ticket once it has decoded. With a `stored` entry
-    /// that has a validator the request asks whether it still holds, and a `304` refreshes and
-    /// returns it; a `304` that speaks of another version, or an entry that no longer decodes,
-    /// is answered by asking again without condition. An answer saying the resource is gone
-    /// (404, 410) removes the entry. Nothing is merged, stored or returned once the session has
-    /// left the request's epoch (another user's answer never meets this one's entry).
-    func refreshed(stored: CachedResponse?) async throws(NetworkError) -> Reply<Response> {
+    /// The network's answer to `call`, stored under its ticket once it has decoded. With a
+    /// `stored` entry that has a validator the request asks whether it still holds, and a `304`
+    /// refreshes and returns it; a `304` that speaks of another version, or an entry that no
+    /// longer decodes, is answered by asking again without condition. An answer saying the
+    /// resource is gone (404, 410) removes the entry. Nothing is merged, stored or returned once
+    /// the session has left the request's epoch (another user's answer never meets this one's
+    /// entry).
+    nonisolated func refreshed<Response>(_ call: CachedCall<Response>, stored: CachedResponse?)
+        async throws(NetworkError) -> Reply<Response>
+    {
+        let (endpoint, request, cache) = (call.endpoint, call.request, call.cache)
         let conditional = stored.flatMap { HTTPFreshness.conditional(request, revalidating: $0) }
-        let outcome: Revalidation
+        let outcome: Revalidation<Response>
         do {
-            outcome = try await client.perform(conditional ?? request, of: endpoint, in: scope) {
-                [client, endpoint, request] response in
+            outcome = try await perform(conditional ?? request, of: endpoint, in: call.scope) { [self] response in
                 if conditional != nil, response.status == 304 { return .notModified(response) }
-                return .answered(try client.decodedReply(response, to: endpoint, for: request))
+                return .answered(try decodedReply(response, to: endpoint, for: request))
             }
         } catch {
-            if error.code == .httpStatus, [404, 410].contains(error.status) { await cache.remove(ticket) }
+            if error.code == .httpStatus, [404, 410].contains(error.status) { await cache.remove(call.ticket) }
             throw error
         }
         switch outcome {
         case .answered(let reply):
-            await cache.save(reply.response, answering: request, ticket: ticket)
-            try checkScope("the answer was stored")
+            await cache.save(reply.response, answering: request, ticket: call.ticket)
+            try check(call, "the answer was stored")
             request.timeline?.cache(.miss)
             return reply
         case .notModified(let notModified):
-            try checkScope("a 304 arrived")
+            try check(call, "a 304 arrived")
             if let stored, var refreshed = HTTPFreshness.refreshed(stored.response, with: notModified) {
                 refreshed.sharedTransfer = notModified.sharedTransfer
                 let entry =
-                    await cache.save(refreshed, answering: request, ticket: ticket)
+                    await cache.save(refreshed, answering: request, ticket: call.ticket)
                     ?? CachedResponse(refreshed, storedAt: cache.now())
-                if let reply = await decoded(entry, isStale: false, isRevalidated: true) {
-                    try checkScope("the 304 was merged")
+                if let reply = await decoded(entry, of: call, isStale: false, isRevalidated: true) {
+                    try check(call, "the 304 was merged")
                     request.timeline?.cache(.revalidated)
                     return reply
                 }
             } else {
-                await cache.remove(ticket)
+                await cache.remove(call.ticket)
             }
-            return try await self.refreshed(stored: nil)
+            return try await refreshed(call, stored: nil)
+        }
+    }
+
+    /// ``RequestScope/check(_:)`` of `call`'s scope, the error described with its request.
+    private nonisolated func check<Response>(_ call: CachedCall<Response>, _ step: String) throws(NetworkError) {
+        do {
+            try call.scope.check(step)
+        } catch {
+            throw error.describing(call.request, redactor: configuration.redactor)
         }
     }
 
     /// A stored answer checked and decoded as the network's would be, or `nil` when it no
     /// longer decodes (the endpoint's type changed since, say): then the entry is removed,
     /// unless a newer one took its place meanwhile.
-    private func decoded(_ entry: CachedResponse, isStale: Bool, isRevalidated: Bool = false) async -> Reply<Response>?
-    {
+    private nonisolated func decoded<Response>(
+        _ entry: CachedResponse, of call: CachedCall<Response>, isStale: Bool, isRevalidated: Bool = false
+    ) async -> Reply<Response>? {
         do {
-            return try client.decodedReply(
-                entry.response, to: endpoint, for: request,
+            return try decodedReply(
+                entry.response, to: call.endpoint, for: call.request,
                 cached: CacheInfo(storedAt: entry.storedAt, isStale: isStale, isRevalidated: isRevalidated))
         } catch {
-            if await stored()?.storedAt == entry.storedAt { await cache.remove(ticket) }
+            if await call.stored()?.storedAt == entry.storedAt { await call.cache.remove(call.ticket) }
             return nil
         }
     }

@@ -58,7 +58,7 @@ extension HTTPResponse {
     /// (``EnvelopeView/largestBody``), when `decoder` read it already, or when another decoder
     /// did.
     func decodeAhead<T>(_ type: BaseModel<T>.Type, by decoder: JSONDecoder) {
-        guard !body.isEmpty, body.count <= EnvelopeView.largestBody,
+        guard EnvelopeView.reads(body),
             bodyReading.withLock({ $0 == nil || ($0?.decoder === decoder && $0?.view == nil && $0?.ahead == nil) })
         else { return }
         let (outcome, view) = decodedWithView(type, by: decoder)
@@ -85,9 +85,7 @@ extension HTTPResponse {
             return (both.envelope.mapError { decodingFailure($0, decoding: type, body: body) }, both.view)
         } catch {
             // Not JSON at all: nothing for the view either.
-            return (
-                .failure(decodingFailure(error, decoding: type, body: body)), EnvelopeView.read(Data(), with: decoder)
-            )
+            return (.failure(decodingFailure(error, decoding: type, body: body)), EnvelopeView.empty(for: decoder))
         }
     }
 }

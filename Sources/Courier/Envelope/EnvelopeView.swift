@@ -37,12 +37,21 @@ package struct EnvelopeView: Sendable {
     /// The largest body read: 8 MB.
     static let largestBody = 8 << 20
 
+    /// Whether a view reads `body`: one that is empty or larger than ``largestBody`` reads as
+    /// ``empty(for:)``.
+    static func reads(_ body: Data) -> Bool { !body.isEmpty && body.count <= largestBody }
+
     /// The view of `body` as `decoder` reads it.
     static func read(_ body: Data, with decoder: JSONDecoder) -> EnvelopeView {
-        guard !body.isEmpty, body.count <= largestBody,
+        guard reads(body),
             let read = try? decoder.decode(Decoded.self, from: JSONBytes.forDecoding(body, with: decoder))
-        else { return EnvelopeView(numberKeys: decoder.userInfo[.envelopeNumberKeys] as? Set<String> ?? []) }
+        else { return empty(for: decoder) }
         return read.view
+    }
+
+    /// The view with nothing in it, of a body that is not a JSON object, as `decoder` asks for it.
+    static func empty(for decoder: JSONDecoder) -> EnvelopeView {
+        EnvelopeView(numberKeys: decoder.userInfo[.envelopeNumberKeys] as? Set<String> ?? [])
     }
 
     /// The view of what `decoder` decodes, each field on its own, so one that does not read

@@ -21,12 +21,9 @@ struct RenewalState<Outcome, Work> {
         case logIn
     }
 
-    /// How many renewals may start within the window.
-    struct Limits: Sendable {
-        var refreshes: Int
-        var logIns: Int
-        var window: Duration
-    }
+    /// How many renewals may start within the window: the session's ``Session/Limits/refreshes``,
+    /// ``Session/Limits/logIns`` and ``Session/Limits/window``.
+    typealias Limits = Session.Limits
 
     /// One renewal.
     struct ID: Hashable, Sendable {

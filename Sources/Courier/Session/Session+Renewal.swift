@@ -13,11 +13,6 @@ extension Session {
     /// one under way. A logout cancels its task, so a pause between attempts ends at once.
     typealias Renewals = RenewalState<SharedOutcome<Sent>, Task<Void, Never>>
 
-    /// The limits on renewals, as ``RenewalState`` takes them.
-    private var renewalLimits: Renewals.Limits {
-        Renewals.Limits(refreshes: limits.refreshes, logIns: limits.logIns, window: limits.window)
-    }
-
     /// `credential`, signed in now, as a request sends it. Called with `lock` held.
     private func signedIn(_ credential: Credential) -> Sent {
         Sent(credential: credential, mark: state.renewals.mark)
@@ -171,7 +166,7 @@ extension Session {
         }
         let step = state.renewals.next(
             after: sent.mark, for: isLogIn ? .logIn : .refresh, signedInIsExpiring: isExpiring(current), now: now,
-            limits: renewalLimits, make: { SharedOutcome<Sent>() })
+            limits: limits, make: { SharedOutcome<Sent>() })
         switch step {
         case .useSignedIn: return .use(base)
         case .wait(let outcome): return .wait(outcome)
@@ -240,7 +235,7 @@ extension Session {
                     let cause = Cause(status: failure.status ?? 200, businessCode: code)
                     let now = ContinuousClock.now
                     guard logInCodes.contains(code), logInAgain != nil,
-                        lock.withLock({ state.renewals.admitLogIn(at: now, limits: renewalLimits) })
+                        lock.withLock({ state.renewals.admitLogIn(at: now, limits: limits) })
                     else {
                         return .failure(await end(epoch, cause, "The backend refused the token refresh."))
                     }
