@@ -10,7 +10,8 @@ import Foundation
 ///   ``NetworkError/Code/invalidRequest``, and so does each redirected request (Courier's
 ///   transports check each request themselves, so the client does not check it again).
 /// - Redirects are followed by ``RedirectPolicy``, each one a request of its own, within the
-///   first request's deadline: a later one's ``HTTPRequest/timeout`` is the time left.
+///   first request's deadline: a later one's ``HTTPRequest/timeout`` is the time left, and a
+///   ``NetworkError/Code/timedOut`` at that deadline names the first request's timeout.
 /// - The deadline holds for a transport that does not keep it itself: at the deadline the
 ///   transport's work is cancelled and the request fails with ``NetworkError/Code/timedOut``.
 /// - A body past ``HTTPRequest/maximumResponseBodySize`` (a download's successful answer: past
@@ -46,7 +47,14 @@ struct SendContract: Transport {
                 }
                 current.timeout = left
             }
-            var response = try await exchange(current, until: deadline, timeout: request.timeout)
+            var response: HTTPResponse
+            do {
+                response = try await exchange(current, until: deadline, timeout: request.timeout)
+            } catch let error as NetworkError where hop > 0 && error.code == .timedOut && .now >= deadline {
+                // A later request's timeout is the time left: the deadline the caller set is the
+                // first request's (the transport's own words stay beneath).
+                throw NetworkError(.timedOut, "No complete answer within \(request.timeout).", underlying: error)
+            }
             if let limit = Self.limit(of: response, to: current), Int64(response.body.count) > limit {
                 throw ResponseBodySink.tooLarge(limit)
             }

@@ -153,6 +153,19 @@ import Testing
         #expect(backend.server.requests.map(\.path) == ["/v1/go"])
     }
 
+    @Test("a redirected request that runs out of the first request's deadline says that deadline, not the time left")
+    func redirectTimeoutNamesTheDeadline() async throws {
+        let backend = try Backend(timeout: .seconds(2))
+        defer { backend.server.stop() }
+        backend.server.route("/v1/go") { _ in
+            LoopbackServer.Response(status: 302, headers: ["Location": "/v1/slow"]).delayed(by: .milliseconds(600))
+        }
+        backend.server.route("/v1/slow") { _ in .envelope(data: "late").delayed(by: .seconds(60)) }
+        let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("go")) }
+        #expect(error?.code == .timedOut)
+        #expect(error?.message == "No complete answer within 2.0 seconds.", "\(String(describing: error))")
+    }
+
     @Test("a redirect loop ends after 10 redirects")
     func loop() async throws {
         let backend = try Backend()
