@@ -4,6 +4,8 @@ import Foundation
 /// ``URLSessionTransport``, a mock, or an app's own): a transport sends one request and hands
 /// back its answer, and everything else about sending happens here.
 ///
+/// - A multipart form is encoded once (in memory, or in a temporary file removed when the last
+///   hop has ended): a redirected request sends the same bytes.
 /// - A request whose task is already cancelled is never handed to the transport, nor is a
 ///   redirected request once the task is cancelled.
 /// - A request that cannot go on the wire (``HTTPRequest/checkWireSafety()``) fails with
@@ -36,11 +38,16 @@ struct SendContract: Transport {
         if !isCourier { try request.checkWireSafety() }
         let deadline = ContinuousClock.now + request.timeout
         var current = request
+        // A multipart form is encoded once, here, for the request and for a 307 or 308 that
+        // sends it again: not at each hop by the transport.
+        let form = try await Self.encodedForm(of: request)
+        defer { form?.discard() }
+        if let form { current.body = Self.body(of: form) }
         for hop in 0...RedirectPolicy.maximumRedirects {
             guard !Task.isCancelled else {
                 throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
             }
-            if hop > 0 {
+            if hop > 0 || form != nil {
                 let left = ContinuousClock.now.duration(to: deadline)
                 guard left > .zero else {
                     throw NetworkError(.timedOut, "No complete answer within \(request.timeout).")
@@ -50,8 +57,10 @@ struct SendContract: Transport {
             var response: HTTPResponse
             do {
                 response = try await exchange(current, until: deadline, timeout: request.timeout)
-            } catch let error as NetworkError where hop > 0 && error.code == .timedOut && .now >= deadline {
-                // A later request's timeout is the time left: the deadline the caller set is the
+            } catch let error as NetworkError
+                where current.timeout != request.timeout && error.code == .timedOut && .now >= deadline
+            {
+                // This request's timeout was the time left: the deadline the caller set is the
                 // first request's (the transport's own words stay beneath).
                 throw NetworkError(.timedOut, "No complete answer within \(request.timeout).", underlying: error)
             }
@@ -69,6 +78,25 @@ struct SendContract: Transport {
             current = next
         }
         throw NetworkError(.transport, "More than \(RedirectPolicy.maximumRedirects) redirects.")
+    }
+
+    /// `request`'s multipart form, encoded (in memory, or in a temporary file above its
+    /// threshold), or `nil` for any other body: each hop sends the same bytes, and a file the
+    /// form reads that changes meanwhile does not change the redirected request.
+    private static func encodedForm(of request: HTTPRequest) async throws(NetworkError) -> PreparedBody? {
+        guard case .multipart = request.body else { return nil }
+        return try await request.body.prepare()
+    }
+
+    /// An encoded form as the body each hop sends, which its transport prepares again at no
+    /// cost: the bytes, or the file.
+    private static func body(of form: PreparedBody) -> HTTPBody {
+        let contentType = form.contentType ?? "multipart/form-data"
+        switch form.content {
+        case .none: return .none
+        case .data(let data): return .data(data, contentType: contentType)
+        case .file(let url, _): return .file(url, contentType: contentType)
+        }
     }
 
     /// The most bytes `response`'s body may have: a download's own limit for a successful

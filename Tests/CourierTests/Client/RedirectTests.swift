@@ -105,6 +105,33 @@ import Testing
         #expect(echoed == "POST amount=10")
     }
 
+    @Test(
+        "a 307 sends the multipart form it first sent, even when a file in it changed meanwhile; its temporary file goes",
+        arguments: [10_000_000, 0] as [Int64])
+    func temporaryRedirectSendsTheSameForm(memoryThreshold: Int64) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("redirect-form-\(UUID())")
+        let encoded = directory.appendingPathComponent("encoded")
+        try FileManager.default.createDirectory(at: encoded, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let part = directory.appendingPathComponent("note.txt")
+        try Data("first version".utf8).write(to: part)
+        var form = MultipartForm()
+        form.append(name: "note", fileAt: part, contentType: "text/plain")
+        form.memoryThreshold = memoryThreshold
+        form.temporaryDirectory = encoded
+        let backend = try Backend()
+        defer { backend.server.stop() }
+        backend.server.route("/v1/old") { _ in
+            try? Data("second version".utf8).write(to: part)
+            return .init(status: 307, headers: ["Location": "/v1/new"])
+        }
+        backend.server.route("/v1/new") { request in .envelope(data: String(decoding: request.body, as: UTF8.self)) }
+
+        let landed = try await backend.client.send(Endpoint<String>.post("old", body: .multipart(form)))
+        #expect(landed.contains("first version") && !landed.contains("second version"), "\(landed)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: encoded.path).isEmpty)
+    }
+
     @Test("a 307 to another origin is not followed, so the body is neither lost nor leaked")
     func crossOriginTemporaryRedirectStops() async throws {
         let backend = try Backend()
