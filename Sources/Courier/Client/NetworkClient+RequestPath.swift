@@ -5,8 +5,8 @@ import Foundation
 extension NetworkClient {
     /// The request path, for `endpoint`'s request built already (by ``makeRequest(_:)``), in a
     /// session epoch (`epoch`, a layer's own request) or the one now (`nil`); the session's own
-    /// work (`isSessionWork`) is not cancelled by ``cancelAll()``. Every request takes it, each
-    /// step once, for every transport:
+    /// work (`isSessionWork`) is not cancelled by ``cancelAll()``. Every request takes it, the
+    /// same way for every transport:
     ///
     /// 1. **Built** (``makeRequest(_:)``): the endpoint against the base URL, with its body,
     ///    limits and trace; refused when its task is cancelled.
@@ -20,8 +20,9 @@ extension NetworkClient {
     ///    in flight or in a task of its own; in it (``exchange(_:context:skipping:isShared:)``) the
     ///    reachability gate, the layers (``InterceptorChain``: the session's, then the app's), the
     ///    send contract (``SendContract``: cancellation, wire safety, the body, the deadline,
-    ///    redirects, response limits) around the transport's one exchange, and the cache entries
-    ///    the answer made stale dropped.
+    ///    redirects, response limits) around the transport, which sends one request per
+    ///    redirect, and the cache entries the answer made stale dropped. A layer may send again
+    ///    (a retry, a refreshed token), and the cache may ask twice (a `304` whose entry went).
     /// 6. **Checked and decoded** (``decodedReply(_:to:for:cached:)``): status and media type
     ///    (``ResponseValidation``), then the endpoint's decoding; the scope is checked before
     ///    and after, so no value of a session that ended is given.

@@ -49,7 +49,8 @@ package struct EnvelopeView: Sendable {
         return read.view
     }
 
-    /// The view with nothing in it, of a body that is not a JSON object, as `decoder` asks for it.
+    /// The view with nothing in it (of a body that is empty, too large or not a JSON object), as
+    /// `decoder` asks for it.
     static func empty(for decoder: JSONDecoder) -> EnvelopeView {
         EnvelopeView(numberKeys: decoder.userInfo[.envelopeNumberKeys] as? Set<String> ?? [])
     }

@@ -4,8 +4,6 @@ import Foundation
 /// ``URLSessionTransport``, a mock, or an app's own): a transport sends one request and hands
 /// back its answer, and everything else about sending happens here.
 ///
-/// - A multipart form is encoded once (in memory, or in a temporary file removed when the last
-///   hop has ended): a redirected request sends the same bytes.
 /// - A request whose task is already cancelled is never handed to the transport, nor is a
 ///   redirected request once the task is cancelled.
 /// - A request that cannot go on the wire (``HTTPRequest/checkWireSafety()``) fails with
@@ -14,6 +12,10 @@ import Foundation
 /// - Redirects are followed by ``RedirectPolicy``, each one a request of its own, within the
 ///   first request's deadline: a later one's ``HTTPRequest/timeout`` is the time left, and a
 ///   ``NetworkError/Code/timedOut`` at that deadline names the first request's timeout.
+/// - For Courier's transports a multipart form is encoded once, before the first request (in
+///   memory, or in a temporary file removed when the last one has ended), so a redirected
+///   request sends the same bytes; the first request's timeout is then the time left too. An
+///   app's transport (a mock too) gets the form as the request carries it.
 /// - The deadline holds for a transport that does not keep it itself: at the deadline the
 ///   transport's work is cancelled and the request fails with ``NetworkError/Code/timedOut``.
 /// - A body past ``HTTPRequest/maximumResponseBodySize`` (a download's successful answer: past
@@ -38,11 +40,14 @@ struct SendContract: Transport {
         if !isCourier { try request.checkWireSafety() }
         let deadline = ContinuousClock.now + request.timeout
         var current = request
-        // A multipart form is encoded once, here, for the request and for a 307 or 308 that
-        // sends it again: not at each hop by the transport.
-        let form = try await Self.encodedForm(of: request)
+        // A form is encoded once, here, for the request and a 307 or 308 that sends it again.
+        let form = isCourier ? try await Self.encodedForm(of: request) : nil
         defer { form?.discard() }
-        if let form { current.body = Self.body(of: form) }
+        if let form {
+            current.body = Self.body(of: form)
+            // As the transport would have sent it: the form's type, with its boundary, wins.
+            current.headers["Content-Type"] = form.contentType
+        }
         for hop in 0...RedirectPolicy.maximumRedirects {
             guard !Task.isCancelled else {
                 throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
@@ -61,8 +66,10 @@ struct SendContract: Transport {
                 where current.timeout != request.timeout && error.code == .timedOut && .now >= deadline
             {
                 // This request's timeout was the time left: the deadline the caller set is the
-                // first request's (the transport's own words stay beneath).
-                throw NetworkError(.timedOut, "No complete answer within \(request.timeout).", underlying: error)
+                // first request's. Only the words change: a head that arrived stays with it.
+                var error = error
+                error.message = "No complete answer within \(request.timeout)."
+                throw error
             }
             if let limit = Self.limit(of: response, to: current), Int64(response.body.count) > limit {
                 throw ResponseBodySink.tooLarge(limit)
@@ -85,6 +92,9 @@ struct SendContract: Transport {
     /// form reads that changes meanwhile does not change the redirected request.
     private static func encodedForm(of request: HTTPRequest) async throws(NetworkError) -> PreparedBody? {
         guard case .multipart = request.body else { return nil }
+        guard !Task.isCancelled else {
+            throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
+        }
         return try await request.body.prepare()
     }
 

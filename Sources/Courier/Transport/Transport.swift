@@ -9,9 +9,6 @@
 /// Each request reaches the transport once the layers are done with it, and the client keeps
 /// the rest of the contract, the same way for every transport:
 /// - a request whose task is already cancelled never reaches it;
-/// - a multipart form reaches it encoded, once for the request and its redirects: as
-///   ``HTTPBody/data(_:contentType:)``, or above the form's threshold as
-///   ``HTTPBody/file(_:contentType:)`` (a temporary file, removed when the last redirect ends);
 /// - nor does one that cannot go on the wire (``HTTPRequest/checkWireSafety()``: a header with
 ///   CR LF, a method that is not a token, a URL that is not `http` or `https`), which fails with
 ///   ``NetworkError/Code/invalidRequest`` (Courier's own transports make this check themselves);

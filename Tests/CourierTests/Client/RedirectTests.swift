@@ -132,6 +132,19 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: encoded.path).isEmpty)
     }
 
+    @Test("a form sent and redirected keeps its type and boundary when a layer set another Content-Type")
+    func formKeepsItsBoundary() async throws {
+        let backend = try Backend(configure: { $0.interceptors = [.headers(["Content-Type": "application/json"])] })
+        defer { backend.server.stop() }
+        backend.server.route("/v1/old") { _ in .init(status: 308, headers: ["Location": "/v1/new"]) }
+        backend.server.route("/v1/new") { request in
+            .envelope(data: request.multipartParts?.map(\.text).joined() ?? "none")
+        }
+        var form = MultipartForm()
+        form.append(name: "note", value: "kept")
+        #expect(try await backend.client.send(Endpoint<String>.post("old", body: .multipart(form))) == "kept")
+    }
+
     @Test("a 307 to another origin is not followed, so the body is neither lost nor leaked")
     func crossOriginTemporaryRedirectStops() async throws {
         let backend = try Backend()
@@ -191,6 +204,25 @@ import Testing
         let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("go")) }
         #expect(error?.code == .timedOut)
         #expect(error?.message == "No complete answer within 2.0 seconds.", "\(String(describing: error))")
+    }
+
+    @Test("a redirected request that runs out of time in its body keeps the head that arrived")
+    func redirectTimeoutKeepsTheHead() async throws {
+        // Long enough for the head to arrive in the suite's busy first seconds; the body never
+        // does (a byte every half second, for a minute).
+        let timeout = Duration.seconds(6) * TestTiming.scale
+        let backend = try Backend(timeout: timeout)
+        defer { backend.server.stop() }
+        backend.server.route("/v1/go") { _ in .init(status: 302, headers: ["Location": "/v1/slow"]) }
+        backend.server.route("/v1/slow") { _ in
+            LoopbackServer.Response.text(String(repeating: "a", count: 120), contentType: "application/json")
+                .with(.drip(bytes: 1, every: .milliseconds(500)))
+        }
+        let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("go")) }
+        #expect(error?.code == .timedOut)
+        #expect(error?.message == "No complete answer within \(timeout).", "\(String(describing: error))")
+        #expect(error?.status == 200)
+        #expect(error?.headers?["Content-Type"] == "application/json")
     }
 
     @Test("a redirect loop ends after 10 redirects")

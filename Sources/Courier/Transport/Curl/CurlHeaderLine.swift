@@ -51,4 +51,50 @@
             return (name, value)
         }
     }
+
+    /// An answer's head as libcurl's header lines build it: an interim `1xx` answer is read and
+    /// dropped, the final head is complete at its blank line, and the lines after it (a chunked
+    /// body's trailers) change nothing. A value: the transfer keeps it under its lock, and tests
+    /// give it lines directly.
+    struct CurlResponseHead {
+        /// What a line did to the head.
+        enum Step: Equatable {
+            /// The head goes on (or an interim answer did).
+            case reading
+            /// The final head is complete: this was its blank line.
+            case completed
+            /// A line after the final head, which changes nothing.
+            case afterHead
+            /// The header lines passed ``HTTPResponse/maximumHeaderSize``.
+            case tooLarge
+        }
+
+        private(set) var status = 0
+        private(set) var version: String?
+        private(set) var headers = HTTPHeaders()
+        /// Whether the final head is complete.
+        private(set) var isComplete = false
+        /// The bytes of header lines so far, interim answers and trailers included.
+        private(set) var byteCount = 0
+
+        /// Takes one header line as libcurl delivers it (with its CR LF).
+        mutating func take(_ line: UnsafeRawBufferPointer) -> Step {
+            byteCount += line.count
+            guard byteCount <= HTTPResponse.maximumHeaderSize else { return .tooLarge }
+            guard !isComplete else { return .afterHead }
+            let text = CurlHeaderLine(line)
+            if let code = text.statusCode {
+                // A new answer: an interim one's fields are not the final one's.
+                status = code
+                version = text.httpVersion
+                headers = HTTPHeaders()
+            } else if let (name, value) = text.field {
+                headers.append(name: name, value: value)
+            } else if text.isBlank, status >= 200 {
+                isComplete = true
+                return .completed
+            }
+            return .reading
+        }
+    }
 #endif

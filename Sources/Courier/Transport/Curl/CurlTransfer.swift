@@ -33,12 +33,8 @@
         private var paused = false
         private let lock = NSLock()
         private var state = State.idle
-        private var status = 0
-        private var version: String?
-        private var headers = HTTPHeaders()
-        private var headComplete = false
-        /// The bytes of header lines received so far, interim answers included.
-        private var headerBytes = 0
+        /// The answer's head, as its header lines arrive.
+        private var head = CurlResponseHead()
         private var failure: NetworkError?
         /// Whether the connection held bytes of an earlier answer when this request was to go.
         private var foundUnreadBytes = false
@@ -336,10 +332,10 @@
             } else {
                 outcome = Result { () throws in
                     let (body, file) = try sink.finish()
-                    var response = HTTPResponse(status: status, headers: headers, body: body, url: nil)
+                    var response = HTTPResponse(status: head.status, headers: head.headers, body: body, url: nil)
                     response.bodyFile = file
                     response.timings = timings()
-                    response.httpVersion = version
+                    response.httpVersion = head.version
                     if measuresFacts { response.exchangeFacts = facts() }
                     return response
                 }
@@ -351,10 +347,10 @@
         private var detail: String { String(cString: errorBuffer) }
 
         private func attachingHead(to error: NetworkError) -> NetworkError {
-            guard headComplete, error.status == nil else { return error }
+            guard head.isComplete, error.status == nil else { return error }
             var error = error
-            error.status = status
-            error.headers = headers
+            error.status = head.status
+            error.headers = head.headers
             return error
         }
 
@@ -402,44 +398,32 @@
                 lock.unlock()
                 return false
             }
-            headerBytes += line.count
-            guard headerBytes <= HTTPResponse.maximumHeaderSize else {
+            switch head.take(line) {
+            case .tooLarge:
                 failure = NetworkError(
                     .responseTooLarge, "The answer's header is larger than \(HTTPResponse.maximumHeaderSize) bytes.")
                 lock.unlock()
                 return false
-            }
-            // After the head only trailers of a chunked body come: never a new answer.
-            guard !headComplete else {
+            case .reading, .afterHead:
                 lock.unlock()
                 return true
-            }
-            let text = CurlHeaderLine(line)
-            if let code = text.statusCode {
-                status = code
-                version = text.httpVersion
-                headers = HTTPHeaders()
-                headComplete = false
-            } else if let (name, value) = text.field {
-                headers.append(name: name, value: value)
-            } else if text.isBlank, status >= 200, !headComplete {
-                headComplete = true
+            case .completed:
                 // A streamed body has no size limit and no destination: its reader bounds it.
-                if streaming != nil, StreamRequest.streams(status: status, headers: headers),
+                if streaming != nil, StreamRequest.streams(status: head.status, headers: head.headers),
                     case .running(let continuation) = state
                 {
                     return openStream(answering: continuation)
                 }
                 do throws(NetworkError) {
-                    try sink.begin(status: status, headers: headers)
+                    try sink.begin(status: head.status, headers: head.headers)
                 } catch {
                     failure = error
                     lock.unlock()
                     return false
                 }
+                lock.unlock()
+                return true
             }
-            lock.unlock()
-            return true
         }
 
         /// Answers the caller with the head of a streamed answer; its body goes into a channel
@@ -447,8 +431,8 @@
         private func openStream(answering continuation: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
             let channel = streaming?.makeChannel() ?? ByteChannel()
             state = .streaming(channel)
-            var response = HTTPResponse(status: status, headers: headers, url: nil)
-            response.httpVersion = version
+            var response = HTTPResponse(status: head.status, headers: head.headers, url: nil)
+            response.httpVersion = head.version
             response.streamedBody = ResponseBodyStream.Reading(channel)
             let control = streamControl
             let released = place
@@ -478,7 +462,7 @@
             guard case .running = state else { return 0 }
             // libcurl passes on bytes after a head Courier did not take as final (a `101`, a
             // status line it reads otherwise): no limit or destination holds for them yet.
-            guard headComplete else {
+            guard head.isComplete else {
                 failure = NetworkError(.transport, "The server sent a body without a complete, final answer head.")
                 return 0
             }
