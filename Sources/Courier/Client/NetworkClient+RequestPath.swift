@@ -5,8 +5,8 @@ import Foundation
 extension NetworkClient {
     /// The request path, for `endpoint`'s request built already (by ``makeRequest(_:)``), in a
     /// session epoch (`epoch`, a layer's own request) or the one now (`nil`); the session's own
-    /// work (`isSessionWork`) is not cancelled by ``cancelAll()``. Every request takes it, the
-    /// same way for every transport:
+    /// work (`isSessionWork`) is not cancelled by ``cancelAll()``. Every request takes it,
+    /// whatever the transport:
     ///
     /// 1. **Built** (``makeRequest(_:)``): the endpoint against the base URL, with its body,
     ///    limits and trace; refused when its task is cancelled.

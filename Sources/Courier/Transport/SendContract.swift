@@ -61,7 +61,12 @@ struct SendContract: Transport {
             }
             var response: HTTPResponse
             do {
-                response = try await exchange(current, until: deadline, timeout: request.timeout)
+                // Courier's transports keep the deadline: no frame of the client's between.
+                if isCourier {
+                    response = try await transport.send(current)
+                } else {
+                    response = try await exchange(current, until: deadline, timeout: request.timeout)
+                }
             } catch let error as NetworkError
                 where current.timeout != request.timeout && error.code == .timedOut && .now >= deadline
             {
@@ -95,6 +100,9 @@ struct SendContract: Transport {
         guard !Task.isCancelled else {
             throw NetworkError(.cancelled, "The request was cancelled before it was sent.")
         }
+        // Before any file is read, and before the form's type replaces the request's own: a
+        // request unfit for the wire is refused as the transport would refuse it.
+        try request.checkWireSafety()
         return try await request.body.prepare()
     }
 
@@ -116,14 +124,13 @@ struct SendContract: Transport {
         return request.maximumResponseBodySize
     }
 
-    /// One request through the transport, cancelled at `deadline` when the transport does not
-    /// keep deadlines itself; whatever it hands back once the deadline passed (its error, or an
+    /// One request through a transport that does not keep deadlines itself, cancelled at
+    /// `deadline`; whatever it hands back once the deadline passed (its error, or an
     /// answer it finished anyway) is ``NetworkError/Code/timedOut``. A transport must stop when
     /// its task is cancelled: until it does, the caller waits.
     private func exchange(
         _ request: HTTPRequest, until deadline: ContinuousClock.Instant, timeout: Duration
     ) async throws -> HTTPResponse {
-        if isCourier { return try await transport.send(request) }
         let work = Task { try await transport.send(request) }
         let passed = Locked(false)
         let timer = Deadlines.shared.arm(at: deadline) {

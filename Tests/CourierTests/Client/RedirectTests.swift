@@ -209,14 +209,16 @@ import Testing
     @Test("a redirected request that runs out of time in its body keeps the head that arrived")
     func redirectTimeoutKeepsTheHead() async throws {
         // Long enough for the head to arrive in the suite's busy first seconds; the body never
-        // does (a byte every half second, for a minute).
+        // does (a byte every half second, for ten times as long).
         let timeout = Duration.seconds(6) * TestTiming.scale
         let backend = try Backend(timeout: timeout)
         defer { backend.server.stop() }
         backend.server.route("/v1/go") { _ in .init(status: 302, headers: ["Location": "/v1/slow"]) }
         backend.server.route("/v1/slow") { _ in
-            LoopbackServer.Response.text(String(repeating: "a", count: 120), contentType: "application/json")
-                .with(.drip(bytes: 1, every: .milliseconds(500)))
+            LoopbackServer.Response.text(
+                String(repeating: "a", count: 120 * TestTiming.scale), contentType: "application/json"
+            )
+            .with(.drip(bytes: 1, every: .milliseconds(500)))
         }
         let error = await networkError { _ = try await backend.client.send(Endpoint<String>.get("go")) }
         #expect(error?.code == .timedOut)

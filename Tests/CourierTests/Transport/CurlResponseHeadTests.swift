@@ -46,20 +46,31 @@
             #expect(!head.isComplete)
         }
 
-        @Test("header lines past the limit, interim answers and trailers counted, are too large")
+        @Test("header lines up to the limit are read, past it too large; interim answers and trailers count")
         func headerLinesPastTheLimit() {
-            let line = "X-Filler: " + String(repeating: "a", count: 1000)
-            let count = HTTPResponse.maximumHeaderSize / (line.utf8.count + 2)
+            let limit = HTTPResponse.maximumHeaderSize
+            /// `filler` lines of 1000 bytes, then one of the length that brings `counted` to `total`.
+            func filler(from counted: Int, to total: Int) -> [String] {
+                let whole = (total - counted) / 1000 - 1
+                let last = total - counted - whole * 1000 - 2
+                return Array(repeating: "X-Filler: " + String(repeating: "a", count: 988), count: whole)
+                    + ["X-Last: " + String(repeating: "b", count: last - 8)]
+            }
+            // An interim answer takes most of the room; the final head's lines reach the limit.
             var head = CurlResponseHead()
-            let below = take(["HTTP/1.1 100 Continue", ""] + Array(repeating: line, count: count - 1), into: &head)
-            #expect(below.allSatisfy { $0 == .reading })
-            #expect(take([line, line], into: &head).last == .tooLarge)
-            #expect(!head.isComplete)
+            let interim = take(["HTTP/1.1 100 Continue"] + filler(from: 23, to: limit / 2) + [""], into: &head)
+            #expect(interim.allSatisfy { $0 == .reading })
+            #expect(head.byteCount == limit / 2 + 2)
+            let final = take(["HTTP/1.1 200 OK"] + filler(from: limit / 2 + 2 + 17, to: limit), into: &head)
+            #expect(final.allSatisfy { $0 == .reading })
+            #expect(head.byteCount == limit)
+            #expect(take([""], into: &head) == [.tooLarge])
 
-            // Trailers count as well: a head within the limit, then trailers past it.
+            // Trailers count as well: a small head, then trailers up to the limit and past it.
             var trailed = CurlResponseHead()
             #expect(take(["HTTP/1.1 200 OK", ""], into: &trailed) == [.reading, .completed])
-            #expect(take(Array(repeating: line, count: count + 1), into: &trailed).last == .tooLarge)
+            #expect(take(filler(from: 19, to: limit), into: &trailed).allSatisfy { $0 == .afterHead })
+            #expect(take(["X"], into: &trailed) == [.tooLarge])
         }
     }
 #endif

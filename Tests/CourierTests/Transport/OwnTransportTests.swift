@@ -192,6 +192,20 @@ import Testing
         #expect(timeouts.count == 2 && timeouts[1] <= .milliseconds(9_700))
     }
 
+    @Test("an app's transport gets a multipart form as the request carries it, on each redirect too")
+    func formReachesTheTransportAsItIs() async throws {
+        let transport = AppTransport { request in
+            guard request.url.path == "/v1/first" else { return .json(#"{"code":0,"data":1}"#) }
+            return Self.answer(307, ["Location": "/v1/second"])
+        }
+        var form = MultipartForm()
+        // A file no test writes: the transport, not the client, would read it.
+        form.append(name: "photo", fileAt: URL(fileURLWithPath: "/nonexistent/photo.jpg"))
+        _ = try await Self.client(transport).send(Endpoint<Int>.post("first", body: .multipart(form)))
+        let bodies = transport.requests.map(\.body)
+        #expect(bodies == [.multipart(form), .multipart(form)])
+    }
+
     @Test("a cancelled caller cancels the transport's work and gets cancelled, not timedOut")
     func cancelDuringExchange() async throws {
         let transport = AppTransport { _ in
