@@ -14,12 +14,35 @@ import Foundation
 /// acceptable content types.
 public struct ResponseDecoding<Response: Sendable>: Sendable {
     /// Whether the answer's media type is checked (JSON bodies only).
-    let checksContentType: Bool
-    package let decode: @Sendable (HTTPResponse, DecodingContext) throws(NetworkError) -> Response
+    var checksContentType: Bool { fields.value.checksContentType }
+    package var decode: @Sendable (HTTPResponse, DecodingContext) throws(NetworkError) -> Response {
+        fields.value.decode
+    }
     /// For an envelope decoded with the client's decoder: decodes an answer's envelope ahead of
     /// ``decode``, when a layer asks for its code, so the body is read once for both (see
     /// ``HTTPResponse/decodeAhead(_:by:decode:)``).
-    package var decodeAhead: (@Sendable (HTTPResponse, JSONDecoder) -> Void)? = nil
+    package var decodeAhead: (@Sendable (HTTPResponse, JSONDecoder) -> Void)? {
+        get { fields.value.decodeAhead }
+        set { fields.value.decodeAhead = newValue }
+    }
+
+    /// The stored properties, out of line (see ``CopyOnWrite``): a decoding is copied into
+    /// frames that a request waiting in flight keeps (its endpoint's, read by the client).
+    private var fields: CopyOnWrite<Fields>
+
+    private struct Fields: Sendable {
+        let checksContentType: Bool
+        let decode: @Sendable (HTTPResponse, DecodingContext) throws(NetworkError) -> Response
+        var decodeAhead: (@Sendable (HTTPResponse, JSONDecoder) -> Void)? = nil
+    }
+
+    @inline(never)  // Else its fields take room in each `async` caller's frame (see `CopyOnWrite`).
+    init(
+        checksContentType: Bool,
+        decode: @escaping @Sendable (HTTPResponse, DecodingContext) throws(NetworkError) -> Response
+    ) {
+        fields = CopyOnWrite(Fields(checksContentType: checksContentType, decode: decode))
+    }
 }
 
 /// What decoding needs from the client.
