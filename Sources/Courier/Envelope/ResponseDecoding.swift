@@ -26,8 +26,8 @@ public struct ResponseDecoding<Response: Sendable>: Sendable {
         set { fields.value.decodeAhead = newValue }
     }
 
-    /// The stored properties, out of line (see ``CopyOnWrite``): a decoding is copied into
-    /// frames that a request waiting in flight keeps (its endpoint's, read by the client).
+    /// The stored properties, out of line (see ``CopyOnWrite``): copies of an endpoint's
+    /// decoding sit in the frames that a request waiting in flight keeps.
     private var fields: CopyOnWrite<Fields>
 
     private struct Fields: Sendable {
@@ -43,6 +43,11 @@ public struct ResponseDecoding<Response: Sendable>: Sendable {
     ) {
         fields = CopyOnWrite(Fields(checksContentType: checksContentType, decode: decode))
     }
+}
+
+extension ResponseDecoding: CustomReflectable {
+    /// Its stored properties, for `print`, `dump` and the debugger.
+    public var customMirror: Mirror { fields.mirror(of: self) }
 }
 
 /// What decoding needs from the client.

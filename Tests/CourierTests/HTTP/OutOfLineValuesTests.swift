@@ -62,5 +62,8 @@ import Testing
             describing: HTTPRequest(method: .get, url: try #require(URL(string: "http://127.0.0.1/a"))))
         #expect(request.contains("url: http://127.0.0.1/a"), "\(request)")
         #expect(!request.contains("CopyOnWrite") && !response.contains("CopyOnWrite"))
+        let endpoint = String(describing: Endpoint<Data>.get("a", decoding: .data))
+        #expect(endpoint.contains("checksContentType: false"), "\(endpoint)")
+        #expect(!endpoint.contains("CopyOnWrite"), "\(endpoint)")
     }
 }
